@@ -1,0 +1,108 @@
+//! Minimal typed `.npy` reading and writing over [`npyz`]: float64 (`<f8`) and int64 (`<i8`)
+//! arrays in C order, validated against an expected shape before any large allocation.
+
+use crate::error::{FedmixError, Result};
+use npyz::WriterBuilder;
+use std::path::Path;
+
+fn encode<T: npyz::Serialize + npyz::AutoSerialize + Copy>(shape: &[usize], data: &[T]) -> Result<Vec<u8>> {
+    let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
+    let mut buf = Vec::with_capacity(data.len() * 8 + 128);
+    let io_err = |e: std::io::Error| FedmixError::io("<npy buffer>", e);
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(&mut buf)
+        .begin_nd()
+        .map_err(io_err)?;
+    w.extend(data.iter().copied()).map_err(io_err)?;
+    w.finish().map_err(io_err)?;
+    Ok(buf)
+}
+
+/// Write a float64 array of `shape` (C order) atomically.
+///
+/// # Errors
+/// [`FedmixError::Io`].
+pub fn write_f64(path: &Path, shape: &[usize], data: &[f64]) -> Result<()> {
+    debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+    super::write_atomic(path, &encode(shape, data)?)
+}
+
+/// Write an int64 array of `shape` (C order) atomically.
+///
+/// # Errors
+/// [`FedmixError::Io`].
+pub fn write_i64(path: &Path, shape: &[usize], data: &[i64]) -> Result<()> {
+    debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+    super::write_atomic(path, &encode(shape, data)?)
+}
+
+/// Parse the header, check dtype, order and shape (`None` in `expected` = any extent), and
+/// that the payload is complete. Returns the file bytes and the shape found.
+fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>, Vec<usize>)> {
+    if !path.exists() {
+        return Err(FedmixError::MissingFile { path: path.into() });
+    }
+    let bytes = std::fs::read(path).map_err(|e| FedmixError::io(path, e))?;
+    let malformed = |message: String| FedmixError::Malformed {
+        path: path.into(),
+        message,
+    };
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
+    let found_descr = npy.dtype().descr();
+    if found_descr != descr {
+        return Err(FedmixError::WrongDtype {
+            path: path.into(),
+            expected: descr.into(),
+            found: found_descr,
+        });
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
+    let shape_ok = shape.len() == expected.len()
+        && shape.iter().zip(expected).all(|(s, e)| e.is_none_or(|e| e == *s));
+    if !shape_ok {
+        return Err(FedmixError::ShapeMismatch {
+            path: path.into(),
+            expected: expected.iter().map(|e| e.unwrap_or(0)).collect(),
+            found: shape,
+        });
+    }
+    if shape.len() > 1 && npy.order() != npyz::Order::C {
+        return Err(malformed("Fortran order is not supported; save with C order".into()));
+    }
+    let elems = shape.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
+    if elems.is_none_or(|e| e * 8 > bytes.len() as u128) {
+        return Err(malformed(format!("truncated: shape {shape:?} needs more bytes than the file has")));
+    }
+    Ok((bytes, shape))
+}
+
+/// Read a float64 array, checking dtype `<f8`, shape and completeness. Returns shape and data.
+///
+/// # Errors
+/// [`FedmixError::MissingFile`], [`FedmixError::WrongDtype`], [`FedmixError::ShapeMismatch`],
+/// [`FedmixError::Malformed`].
+pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<f64>)> {
+    let (bytes, shape) = open(path, "<f8", expected)?;
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| FedmixError::io(path, e))?;
+    let data = npy.into_vec::<f64>().map_err(|e| FedmixError::Malformed {
+        path: path.into(),
+        message: e.to_string(),
+    })?;
+    Ok((shape, data))
+}
+
+/// Read an int64 array; see [`read_f64`].
+///
+/// # Errors
+/// As [`read_f64`].
+pub fn read_i64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<i64>)> {
+    let (bytes, shape) = open(path, "<i8", expected)?;
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| FedmixError::io(path, e))?;
+    let data = npy.into_vec::<i64>().map_err(|e| FedmixError::Malformed {
+        path: path.into(),
+        message: e.to_string(),
+    })?;
+    Ok((shape, data))
+}

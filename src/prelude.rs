@@ -1,0 +1,8 @@
+//! Common imports: `use fedmix::prelude::*;`.
+
+pub use crate::error::{FedmixError, Result};
+pub use crate::federation::{Federation, FederationParts};
+pub use crate::metrics::{bottleneck_distance, misclustering, Assignment};
+pub use crate::rng::{stream, Purpose, Rng};
+pub use crate::synthetic::{generate, generate_named, SettingParams, SyntheticData};
+pub use nalgebra::{DMatrix, DVector};

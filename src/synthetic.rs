@@ -1,0 +1,617 @@
+//! Seeded synthetic federations: every setting of SPEC §1.1 by name, with every parameter
+//! overridable by its public name (`--set sigma=0.2 --set d=50`).
+//!
+//! Parameter names are a public contract: `k`, `d`, `clients` (M), `samples` (n of an ordinary
+//! client), `sigma` (noise scale), `r` (scale of `θ*`: for Gaussian `θ*` the norm scale,
+//! `θ*_j ~ N(0, r² I_d / d)`; for `bernoulli` the multiplier `r·Bernoulli(0.5)^d` (IFCA official
+//! code); for `bernoulli-rescaled` the target norm `‖θ*_j‖ = R` (IFCA §6.1)), and the knobs listed
+//! in [`PARAMETERS`].
+//!
+//! Randomness comes from the named streams of [`crate::rng`]: `θ*` (ThetaStar), labels (Labels),
+//! sizes (Sizes), per-cluster covariances (Covariance), and per client `i` its features
+//! (Features, i) and noise (Noise, i), plus held-out (TestFeatures, i)/(TestNoise, i). Changing σ
+//! leaves features and labels untouched; adding clients leaves existing clients untouched.
+
+use crate::error::{FedmixError, Result};
+use crate::federation::{Federation, FederationParts};
+use crate::rng::{stream, Purpose, Rng};
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal, Zipf};
+use serde::{Deserialize, Serialize};
+
+/// Largest number of bytes a generated federation may occupy (refused before allocating).
+pub const MAX_DATA_BYTES: u128 = 8 << 30;
+
+/// The named synthetic settings of SPEC §1.1.
+pub const SETTINGS: &[(&str, &str)] = &[
+    ("sxy-balanced", "SXY22 App. C.1: k=3, d=100, M=200, n_i=50, p uniform"),
+    ("sxy-unbalanced-data", "SXY22 App. C.2: M=920, n_i=10 (900 clients) / 50 (20 clients), p uniform"),
+    ("sxy-unbalanced-both", "SXY22 App. C.3: as C.2 with p=(0.2,0.3,0.5)"),
+    ("ifca-linear", "IFCA §6.1: k=2, d=1000, m=100, n=100, θ* Bernoulli(0.5)^d rescaled to ‖θ*‖=R, equal clusters"),
+    ("ifca-official", "IFCA released synthetic code: θ* = r·Bernoulli(0.5)^d (not rescaled), machine i in cluster ⌊i/(m/k)⌋, σ=0.001"),
+    ("srfca-linear", "SR-FCA code: k=2, d=1000, 50 clients × (100 train + 100 test), client i in cluster i mod k, σ=0.001"),
+];
+
+/// Every parameter name with its meaning (printed by `fedmix settings`).
+pub const PARAMETERS: &[(&str, &str)] = &[
+    ("k", "number of clusters (≥ 1)"),
+    ("d", "dimension of φ(x) (≥ 1)"),
+    ("clients", "total number of clients M, including large and singleton clients"),
+    ("samples", "n_i of an ordinary client (the scale of the size distribution)"),
+    ("large_clients", "number of clients (after the ordinary ones) holding large_samples"),
+    ("large_samples", "n_i of a large client"),
+    ("singleton_clients", "number of clients (last) with n_i = 1"),
+    ("sizes", "size distribution of ordinary clients: fixed | lognormal | zipf"),
+    ("size_spread", "lognormal: σ of log n_i; zipf: the exponent s"),
+    ("size_min", "floor of drawn sizes (≥ 1)"),
+    ("size_max", "cap of drawn sizes (zipf support {1..size_max})"),
+    ("sigma", "noise scale σ ≥ 0: ζ = σ·N(0,1)"),
+    ("r", "scale of θ* (see theta)"),
+    ("p", "cluster probabilities, comma separated (empty = uniform); used by labels=iid"),
+    ("labels", "label rule: iid (from p) | blocks (⌊i·k/M⌋) | modulo (i mod k)"),
+    ("theta", "θ* law: gaussian (N(0, r²I/d)) | bernoulli (r·Ber(0.5)^d) | bernoulli-rescaled (‖θ*‖=r)"),
+    ("feature_map", "identity (x ~ N(0, Σ_z)) | polynomial (u ~ U(−1,1), φ = (1,u,…,u^{d−1}))"),
+    ("covariance", "identity | diagonal (per cluster, entries ~ U[cov_min, cov_max])"),
+    ("cov_min", "α: smallest covariance eigenvalue for covariance=diagonal (> 0)"),
+    ("cov_max", "β: largest covariance eigenvalue for covariance=diagonal (≥ cov_min)"),
+    ("test_samples", "held-out samples per client (0 = none)"),
+];
+
+/// Distribution of the sizes of ordinary clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeDist {
+    /// Every ordinary client holds `samples`.
+    Fixed,
+    /// `n_i = clamp(round(samples · exp(s Z − s²/2)), size_min, size_max)`, `Z ~ N(0,1)`.
+    Lognormal,
+    /// `n_i = max(size_min, Zipf(size_max, s))` (heavy tailed; support `1..=size_max`).
+    Zipf,
+}
+
+/// How hidden labels are assigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabelRule {
+    /// `z_i ~ p` i.i.d. (SXY22).
+    Iid,
+    /// `z_i = ⌊i k / M⌋`: contiguous equal blocks (IFCA code's `⌊i/(m/k)⌋` when k divides M).
+    Blocks,
+    /// `z_i = i mod k` (SR-FCA code).
+    Modulo,
+}
+
+/// Law of the true models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThetaDist {
+    /// `θ*_j ~ N(0, r² I_d / d)` — Decision (SPEC §1.1): the OCR glyph read as `1/√d`.
+    Gaussian,
+    /// `θ*_j = r · Bernoulli(0.5)^d` (IFCA official code; not rescaled).
+    Bernoulli,
+    /// `θ*_j ~ Bernoulli(0.5)^d` rescaled to `‖θ*_j‖ = r` (IFCA §6.1).
+    BernoulliRescaled,
+}
+
+/// The feature map `φ` (the algorithms only ever see `φ(x)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureMap {
+    /// `φ(x) = x`, `x ~ N(0, Σ_{z_i})`.
+    Identity,
+    /// `u ~ U(−1, 1)`, `φ(u) = (1, u, u², …, u^{d−1})`. Decision: uniform on [−1,1] keeps high
+    /// powers bounded.
+    Polynomial,
+}
+
+/// Per-cluster feature covariance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Covariance {
+    /// `Σ_j = I`.
+    Identity,
+    /// `Σ_j = diag(c_j)`, `c_j ∈ [cov_min, cov_max]^d` drawn once per cluster.
+    Diagonal,
+}
+
+/// All parameters of a synthetic setting. Validated by [`SettingParams::check`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)] // each field is documented in `PARAMETERS`
+pub struct SettingParams {
+    pub k: usize,
+    pub d: usize,
+    pub clients: usize,
+    pub samples: usize,
+    pub large_clients: usize,
+    pub large_samples: usize,
+    pub singleton_clients: usize,
+    pub sizes: SizeDist,
+    pub size_spread: f64,
+    pub size_min: usize,
+    pub size_max: usize,
+    pub sigma: f64,
+    pub r: f64,
+    pub p: Vec<f64>,
+    pub labels: LabelRule,
+    pub theta: ThetaDist,
+    pub feature_map: FeatureMap,
+    pub covariance: Covariance,
+    pub cov_min: f64,
+    pub cov_max: f64,
+    pub test_samples: usize,
+}
+
+impl SettingParams {
+    fn base() -> Self {
+        Self {
+            k: 3,
+            d: 100,
+            clients: 200,
+            samples: 50,
+            large_clients: 0,
+            large_samples: 50,
+            singleton_clients: 0,
+            sizes: SizeDist::Fixed,
+            size_spread: 1.0,
+            size_min: 2,
+            size_max: 1000,
+            sigma: 0.1,
+            r: 1.0,
+            p: Vec::new(),
+            labels: LabelRule::Iid,
+            theta: ThetaDist::Gaussian,
+            feature_map: FeatureMap::Identity,
+            covariance: Covariance::Identity,
+            cov_min: 0.5,
+            cov_max: 2.0,
+            test_samples: 0,
+        }
+    }
+
+    /// The defaults of a named setting.
+    ///
+    /// # Errors
+    /// [`FedmixError::UnknownSetting`] listing the valid names.
+    pub fn named(name: &str) -> Result<Self> {
+        let mut p = Self::base();
+        match name {
+            "sxy-balanced" => {}
+            "sxy-unbalanced-data" | "sxy-unbalanced-both" => {
+                p.clients = 920;
+                p.samples = 10;
+                p.large_clients = 20;
+                p.large_samples = 50;
+                if name == "sxy-unbalanced-both" {
+                    p.p = vec![0.2, 0.3, 0.5];
+                }
+            }
+            "ifca-linear" | "ifca-official" => {
+                p.k = 2;
+                p.d = 1000;
+                p.clients = 100;
+                p.samples = 100;
+                p.labels = LabelRule::Blocks;
+                if name == "ifca-linear" {
+                    p.theta = ThetaDist::BernoulliRescaled;
+                    p.sigma = 0.1;
+                } else {
+                    p.theta = ThetaDist::Bernoulli;
+                    p.sigma = 0.001;
+                }
+            }
+            "srfca-linear" => {
+                p.k = 2;
+                p.d = 1000;
+                p.clients = 50;
+                p.samples = 100;
+                p.test_samples = 100;
+                p.labels = LabelRule::Modulo;
+                p.theta = ThetaDist::Bernoulli;
+                p.sigma = 0.001;
+            }
+            _ => {
+                return Err(FedmixError::UnknownSetting {
+                    name: name.into(),
+                    known: SETTINGS.iter().map(|s| s.0).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+        Ok(p)
+    }
+
+    /// Override one parameter by its public name, parsing `value`.
+    ///
+    /// # Errors
+    /// [`FedmixError::UnknownParameter`] for an unknown name, [`FedmixError::InvalidParameter`]
+    /// for a value that does not parse.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let v = value.trim();
+        match key {
+            "k" => self.k = parse(key, v)?,
+            "d" => self.d = parse(key, v)?,
+            "clients" => self.clients = parse(key, v)?,
+            "samples" => self.samples = parse(key, v)?,
+            "large_clients" => self.large_clients = parse(key, v)?,
+            "large_samples" => self.large_samples = parse(key, v)?,
+            "singleton_clients" => self.singleton_clients = parse(key, v)?,
+            "sizes" => self.sizes = parse_enum(key, v)?,
+            "size_spread" => self.size_spread = parse(key, v)?,
+            "size_min" => self.size_min = parse(key, v)?,
+            "size_max" => self.size_max = parse(key, v)?,
+            "sigma" => self.sigma = parse(key, v)?,
+            "r" => self.r = parse(key, v)?,
+            "p" => {
+                self.p = if v.is_empty() {
+                    Vec::new()
+                } else {
+                    v.split(',').map(|s| parse(key, s.trim())).collect::<Result<_>>()?
+                }
+            }
+            "labels" => self.labels = parse_enum(key, v)?,
+            "theta" => self.theta = parse_enum(key, v)?,
+            "feature_map" => self.feature_map = parse_enum(key, v)?,
+            "covariance" => self.covariance = parse_enum(key, v)?,
+            "cov_min" => self.cov_min = parse(key, v)?,
+            "cov_max" => self.cov_max = parse(key, v)?,
+            "test_samples" => self.test_samples = parse(key, v)?,
+            _ => {
+                return Err(FedmixError::UnknownParameter {
+                    name: key.into(),
+                    owner: "synthetic settings".into(),
+                    known: PARAMETERS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Cluster probabilities in effect (`p`, or uniform when `p` is empty).
+    pub fn probabilities(&self) -> Vec<f64> {
+        if self.p.is_empty() {
+            vec![1.0 / self.k as f64; self.k]
+        } else {
+            self.p.clone()
+        }
+    }
+
+    /// Validate every parameter and the memory the federation would need.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the parameter, or [`FedmixError::TooLarge`].
+    pub fn check(&self) -> Result<()> {
+        positive("k", self.k)?;
+        positive("d", self.d)?;
+        positive("clients", self.clients)?;
+        positive("samples", self.samples)?;
+        positive("large_samples", self.large_samples)?;
+        positive("size_min", self.size_min)?;
+        if self.size_max < self.size_min {
+            return Err(FedmixError::invalid("size_max", self.size_max, "must be ≥ size_min"));
+        }
+        if self.large_clients + self.singleton_clients > self.clients {
+            return Err(FedmixError::invalid(
+                "clients",
+                self.clients,
+                format!(
+                    "must be ≥ large_clients + singleton_clients = {}",
+                    self.large_clients + self.singleton_clients
+                ),
+            ));
+        }
+        nonneg_finite("sigma", self.sigma)?;
+        nonneg_finite("r", self.r)?;
+        nonneg_finite("size_spread", self.size_spread)?;
+        if self.sizes == SizeDist::Zipf && self.size_spread <= 0.0 {
+            return Err(FedmixError::invalid("size_spread", self.size_spread, "zipf needs s > 0"));
+        }
+        if !self.p.is_empty() {
+            self.check_p()?;
+        }
+        if self.covariance == Covariance::Diagonal {
+            if !(self.cov_min.is_finite() && self.cov_min > 0.0) {
+                return Err(FedmixError::invalid("cov_min", self.cov_min, "must be finite and > 0"));
+            }
+            if !(self.cov_max.is_finite() && self.cov_max >= self.cov_min) {
+                return Err(FedmixError::invalid("cov_max", self.cov_max, "must be finite and ≥ cov_min"));
+            }
+            if self.feature_map == FeatureMap::Polynomial {
+                return Err(FedmixError::invalid(
+                    "covariance",
+                    "diagonal",
+                    "applies to feature_map=identity only",
+                ));
+            }
+        }
+        self.check_memory()
+    }
+
+    fn check_p(&self) -> Result<()> {
+        let show = || format!("{:?}", self.p);
+        if self.p.len() != self.k {
+            return Err(FedmixError::invalid("p", show(), format!("needs k = {} entries", self.k)));
+        }
+        if self.p.iter().any(|&q| !(q.is_finite() && q >= 0.0)) {
+            return Err(FedmixError::invalid("p", show(), "entries must be finite and ≥ 0"));
+        }
+        let sum: f64 = self.p.iter().sum();
+        if (sum - 1.0).abs() > 1e-9 {
+            return Err(FedmixError::invalid("p", show(), format!("must sum to 1 (sums to {sum})")));
+        }
+        Ok(())
+    }
+
+    /// Upper bound on `N` (the sizes are drawn later).
+    fn max_total_samples(&self) -> u128 {
+        let ordinary = (self.clients - self.large_clients - self.singleton_clients) as u128;
+        let per = match self.sizes {
+            SizeDist::Fixed => self.samples as u128,
+            _ => self.size_max.max(self.samples) as u128,
+        };
+        ordinary * per
+            + self.large_clients as u128 * self.large_samples as u128
+            + self.singleton_clients as u128
+    }
+
+    fn check_memory(&self) -> Result<()> {
+        let per_sample = (self.d as u128 + 1) * 8;
+        let bytes = self.max_total_samples() * (1 + self.test_samples as u128) * per_sample;
+        if bytes > MAX_DATA_BYTES {
+            return Err(FedmixError::TooLarge {
+                what: "the generated federation".into(),
+                bytes,
+                limit: MAX_DATA_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn parse<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
+    v.parse().map_err(|_| {
+        FedmixError::invalid(key, v, format!("expected a {}", std::any::type_name::<T>()))
+    })
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(key: &str, v: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(v.into()))
+        .map_err(|e| FedmixError::invalid(key, v, e.to_string()))
+}
+
+fn positive(name: &str, v: usize) -> Result<()> {
+    if v == 0 {
+        Err(FedmixError::invalid(name, 0, "must be ≥ 1"))
+    } else {
+        Ok(())
+    }
+}
+
+fn nonneg_finite(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"))
+    }
+}
+
+/// A generated data set: the training federation, optional held-out samples per client, and
+/// the exact recipe.
+#[derive(Clone, Debug)]
+pub struct SyntheticData {
+    /// Setting name.
+    pub setting: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Parameters after overrides.
+    pub params: SettingParams,
+    /// Training federation (with labels and `θ*`).
+    pub train: Federation,
+    /// Held-out samples per client (same clients and clusters), when `test_samples > 0`.
+    pub test: Option<Federation>,
+}
+
+/// Generate setting `name` with overrides `sets` (`(key, value)` pairs) under `seed`.
+///
+/// # Errors
+/// Unknown setting/parameter, invalid values, or a federation too large to allocate.
+pub fn generate_named(name: &str, seed: u64, sets: &[(String, String)]) -> Result<SyntheticData> {
+    let mut params = SettingParams::named(name)?;
+    for (k, v) in sets {
+        params.set(k, v)?;
+    }
+    generate(name, &params, seed)
+}
+
+/// Generate a federation from validated-on-entry parameters.
+///
+/// # Errors
+/// Whatever [`SettingParams::check`] reports.
+pub fn generate(setting: &str, params: &SettingParams, seed: u64) -> Result<SyntheticData> {
+    params.check()?;
+    let sizes = draw_sizes(params, seed);
+    let labels = draw_labels(params, seed);
+    let theta_star = draw_theta_star(params, seed)?;
+    let cov = draw_covariances(params, seed);
+    let ctx = Ctx {
+        params,
+        seed,
+        labels: &labels,
+        theta_star: &theta_star,
+        cov: &cov,
+    };
+    let train = ctx.federation(&sizes, Purpose::Features, Purpose::Noise)?;
+    let test = if params.test_samples > 0 {
+        let test_sizes = vec![params.test_samples; params.clients];
+        Some(ctx.federation(&test_sizes, Purpose::TestFeatures, Purpose::TestNoise)?)
+    } else {
+        None
+    };
+    Ok(SyntheticData {
+        setting: setting.into(),
+        seed,
+        params: params.clone(),
+        train,
+        test,
+    })
+}
+
+fn draw_sizes(p: &SettingParams, seed: u64) -> Vec<usize> {
+    let ordinary = p.clients - p.large_clients - p.singleton_clients;
+    let mut rng = stream(seed, Purpose::Sizes, 0);
+    let mut sizes: Vec<usize> = (0..ordinary)
+        .map(|_| match p.sizes {
+            SizeDist::Fixed => p.samples,
+            SizeDist::Lognormal => {
+                let z: f64 = rng.sample(StandardNormal);
+                let s = p.size_spread;
+                let n = (p.samples as f64 * (s * z - 0.5 * s * s).exp()).round();
+                (n.max(0.0) as usize).clamp(p.size_min, p.size_max)
+            }
+            SizeDist::Zipf => {
+                // Zipf::new only fails for n < 1 or s < 0, both excluded by `check`.
+                let z = Zipf::new(p.size_max as f64, p.size_spread).map_or(1.0, |z| z.sample(&mut rng));
+                (z as usize).max(p.size_min)
+            }
+        })
+        .collect();
+    sizes.extend(std::iter::repeat_n(p.large_samples, p.large_clients));
+    sizes.extend(std::iter::repeat_n(1, p.singleton_clients));
+    sizes
+}
+
+fn draw_labels(p: &SettingParams, seed: u64) -> Vec<usize> {
+    let m = p.clients;
+    match p.labels {
+        LabelRule::Blocks => (0..m).map(|i| i * p.k / m).collect(),
+        LabelRule::Modulo => (0..m).map(|i| i % p.k).collect(),
+        LabelRule::Iid => {
+            let probs = p.probabilities();
+            let mut rng = stream(seed, Purpose::Labels, 0);
+            (0..m).map(|_| inverse_cdf(&probs, rng.random::<f64>())).collect()
+        }
+    }
+}
+
+/// Smallest `j` with `u < p_1 + … + p_j` (the last category absorbs rounding).
+fn inverse_cdf(probs: &[f64], u: f64) -> usize {
+    let mut acc = 0.0;
+    for (j, &q) in probs.iter().enumerate() {
+        acc += q;
+        if u < acc {
+            return j;
+        }
+    }
+    probs.len() - 1
+}
+
+fn draw_theta_star(p: &SettingParams, seed: u64) -> Result<DMatrix<f64>> {
+    let mut rng = stream(seed, Purpose::ThetaStar, 0);
+    let d = p.d;
+    let mut theta = DMatrix::zeros(d, p.k);
+    for j in 0..p.k {
+        let mut col = theta.column_mut(j);
+        match p.theta {
+            ThetaDist::Gaussian => {
+                let scale = p.r / (d as f64).sqrt();
+                col.iter_mut().for_each(|v| *v = scale * rng.sample::<f64, _>(StandardNormal));
+            }
+            ThetaDist::Bernoulli => {
+                col.iter_mut().for_each(|v| *v = if rng.random_bool(0.5) { p.r } else { 0.0 });
+            }
+            ThetaDist::BernoulliRescaled => {
+                // Redraw an all-zero vector (probability 2^-d), which cannot be rescaled.
+                let mut ones = 0usize;
+                for _ in 0..1000 {
+                    col.iter_mut().for_each(|v| *v = if rng.random_bool(0.5) { 1.0 } else { 0.0 });
+                    ones = col.iter().filter(|v| **v > 0.0).count();
+                    if ones > 0 {
+                        break;
+                    }
+                }
+                if ones == 0 {
+                    return Err(FedmixError::invalid("d", d, "bernoulli-rescaled drew only zero vectors"));
+                }
+                col.iter_mut().for_each(|v| *v *= p.r / (ones as f64).sqrt());
+            }
+        }
+    }
+    Ok(theta)
+}
+
+/// Per-cluster standard deviations (square roots of the diagonal covariances), `d × k`.
+fn draw_covariances(p: &SettingParams, seed: u64) -> Option<DMatrix<f64>> {
+    if p.covariance == Covariance::Identity {
+        return None;
+    }
+    let mut rng = stream(seed, Purpose::Covariance, 0);
+    Some(DMatrix::from_fn(p.d, p.k, |_, _| {
+        rng.random_range(p.cov_min..=p.cov_max).sqrt()
+    }))
+}
+
+struct Ctx<'a> {
+    params: &'a SettingParams,
+    seed: u64,
+    labels: &'a [usize],
+    theta_star: &'a DMatrix<f64>,
+    cov: &'a Option<DMatrix<f64>>,
+}
+
+impl Ctx<'_> {
+    fn federation(&self, sizes: &[usize], fp: Purpose, np: Purpose) -> Result<Federation> {
+        let d = self.params.d;
+        let total: usize = sizes.iter().sum();
+        let mut features = DMatrix::zeros(d, total);
+        let mut responses = DVector::zeros(total);
+        let mut off = 0;
+        for (i, &n) in sizes.iter().enumerate() {
+            let z = self.labels[i];
+            // Client blocks of a column-major d × N matrix are contiguous slices.
+            let block = &mut features.as_mut_slice()[off * d..(off + n) * d];
+            self.fill_features(&mut stream(self.seed, fp, i as u64), z, block);
+            let mut nrng = stream(self.seed, np, i as u64);
+            let theta = self.theta_star.column(z);
+            for (j, x) in block.chunks_exact(d).enumerate() {
+                let signal: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum();
+                let noise: f64 = nrng.sample(StandardNormal);
+                responses[off + j] = signal + self.params.sigma * noise;
+            }
+            off += n;
+        }
+        Federation::new(FederationParts {
+            features,
+            responses,
+            sizes: sizes.to_vec(),
+            labels: Some(self.labels.to_vec()),
+            theta_star: Some(self.theta_star.clone()),
+            k: Some(self.params.k),
+        })
+    }
+
+    /// Fill one client's samples (sample-major: `d` coordinates of sample 0, then sample 1, …).
+    fn fill_features(&self, rng: &mut Rng, z: usize, block: &mut [f64]) {
+        let d = self.params.d;
+        match self.params.feature_map {
+            FeatureMap::Identity => {
+                block.iter_mut().for_each(|v| *v = rng.sample(StandardNormal));
+                if let Some(sd) = self.cov {
+                    let sd = sd.column(z);
+                    for x in block.chunks_exact_mut(d) {
+                        x.iter_mut().zip(sd.iter()).for_each(|(v, s)| *v *= s);
+                    }
+                }
+            }
+            FeatureMap::Polynomial => {
+                for x in block.chunks_exact_mut(d) {
+                    let u: f64 = rng.random_range(-1.0..=1.0);
+                    let mut pow = 1.0;
+                    for v in x.iter_mut() {
+                        *v = pow;
+                        pow *= u;
+                    }
+                }
+            }
+        }
+    }
+}
