@@ -15,9 +15,13 @@
 
 pub mod error;
 pub mod federation;
+pub mod algorithms;
 pub mod io;
+pub mod linalg;
 pub mod metrics;
+pub mod output;
 pub mod prec;
 pub mod prelude;
 pub mod rng;
+pub mod run;
 pub mod synthetic;

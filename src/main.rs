@@ -8,11 +8,54 @@ use fedmix::synthetic::{self, SettingParams};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `println!` that returns [`FedmixError::Io`] instead of panicking when stdout is closed
+/// (`fedmix settings | head -1`); `main` then exits quietly.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err(|e| FedmixError::io("<stdout>", e))?
+    }};
+}
+
 #[derive(Parser)]
 #[command(name = "fedmix", version, about = "Clustered federated learning for mixed regression: reference implementation")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Algorithm: two-phase | phase2 | oracle.
+    #[arg(long)]
+    algorithm: String,
+    /// Dataset directory (alternative to --setting).
+    #[arg(long, conflicts_with = "setting")]
+    data: Option<PathBuf>,
+    /// Synthetic setting to generate in memory.
+    #[arg(long)]
+    setting: Option<String>,
+    /// Master seed (data generation with --setting, and the algorithm's own streams).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// TOML configuration (unknown keys are rejected).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override: `--set key=value`; with --setting, generator keys go to the data.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Initial models, k × d float64 .npy (two-phase: 1 × d, the common Phase 1 start).
+    #[arg(long)]
+    init: Option<PathBuf>,
+    /// Also write iterates.npy (rounds × k × d).
+    #[arg(long)]
+    save_iterates: bool,
+    /// Overwrite a non-empty output directory.
+    #[arg(long)]
+    force: bool,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -34,6 +77,8 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run an algorithm on a dataset directory or a generated setting; write a run directory.
+    Run(RunArgs),
     /// Describe a dataset directory: sizes, χ²(n), γ for a given η, Δ, ρ.
     Describe {
         /// Dataset directory.
@@ -49,6 +94,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`| head`): nothing left to tell anyone.
+        Err(FedmixError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -64,7 +111,7 @@ fn run(cli: Cli) -> Result<()> {
             let data = synthetic::generate_named(&setting, seed, &sets)?;
             let ds = Dataset::from(data);
             write_dataset(&out, &ds)?;
-            println!(
+            say!(
                 "wrote {} (M = {}, N = {}, d = {})",
                 out.display(),
                 ds.manifest.clients,
@@ -74,6 +121,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Describe { data, eta } => describe(&data, eta),
+        Command::Run(args) => run_algorithm(args),
     }
 }
 
@@ -90,15 +138,15 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
 fn settings() -> Result<()> {
     for (name, doc) in synthetic::SETTINGS {
         let p = SettingParams::named(name)?;
-        println!("{name}: {doc}");
+        say!("{name}: {doc}");
         let table = toml::Table::try_from(&p).map_err(|e| FedmixError::invalid("settings", name, e.to_string()))?;
         for (key, value) in table {
-            println!("    {key} = {value}");
+            say!("    {key} = {value}");
         }
     }
-    println!("\nparameters:");
+    say!("\nparameters:");
     for (key, doc) in synthetic::PARAMETERS {
-        println!("    {key:<18} {doc}");
+        say!("    {key:<18} {doc}");
     }
     Ok(())
 }
@@ -108,28 +156,89 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
     let fed = &ds.train;
     let sizes = fed.sizes();
     let m = &ds.manifest;
-    println!("dataset      {}", dir.display());
-    println!("setting      {}", m.setting.as_deref().unwrap_or("(external)"));
-    println!("seed         {}", m.seed.map_or("-".into(), |s| s.to_string()));
-    println!("M, N, d, k   {}, {}, {}, {}", fed.num_clients(), fed.total_samples(), fed.d(), fed.k().map_or("-".into(), |k| k.to_string()));
+    say!("dataset      {}", dir.display());
+    say!("setting      {}", m.setting.as_deref().unwrap_or("(external)"));
+    say!("seed         {}", m.seed.map_or("-".into(), |s| s.to_string()));
+    say!("M, N, d, k   {}, {}, {}, {}", fed.num_clients(), fed.total_samples(), fed.d(), fed.k().map_or("-".into(), |k| k.to_string()));
     let (min, max) = (sizes.iter().min().unwrap_or(&0), sizes.iter().max().unwrap_or(&0));
-    println!("n_i          min {min}, max {max}, mean {:.3}", fed.total_samples() as f64 / sizes.len() as f64);
-    println!("chi2(n)      {:.6}", metrics::chi2(&sizes));
+    say!("n_i          min {min}, max {max}, mean {:.3}", fed.total_samples() as f64 / sizes.len() as f64);
+    say!("chi2(n)      {:.6}", metrics::chi2(&sizes));
     let (g, client) = metrics::gamma(fed, eta);
-    println!("gamma        {g:.6} at eta = {eta} (client {client}; eta < {:.6e} keeps gamma < 1)", eta / g);
+    say!("gamma        {g:.6} at eta = {eta} (client {client}; eta < {:.6e} keeps gamma < 1)", eta / g);
     if let (Some(labels), Some(k)) = (fed.labels(), fed.k()) {
-        println!("rho          {:.6}", metrics::rho(&sizes, labels, k));
-        println!("p_min        {:.6} (fraction of clients)", metrics::p_min(labels, k));
+        say!("rho          {:.6}", metrics::rho(&sizes, labels, k));
+        say!("p_min        {:.6} (fraction of clients)", metrics::p_min(labels, k));
         let nj = metrics::cluster_samples(&sizes, labels, k);
-        println!("N_j          {nj:?}");
+        say!("N_j          {nj:?}");
     }
     if let Some(ts) = fed.theta_star() {
-        println!("Delta        {:.6}", metrics::separation(ts));
+        say!("Delta        {:.6}", metrics::separation(ts));
         let norms: Vec<String> = ts.column_iter().map(|c| format!("{:.4}", c.norm())).collect();
-        println!("|theta*_j|   [{}]", norms.join(", "));
+        say!("|theta*_j|   [{}]", norms.join(", "));
     }
     if let Some(ts) = &m.test_sizes {
-        println!("held-out     {} samples", ts.iter().sum::<usize>());
+        say!("held-out     {} samples", ts.iter().sum::<usize>());
     }
+    Ok(())
+}
+
+fn run_algorithm(args: RunArgs) -> Result<()> {
+    use fedmix::algorithms::two_phase::{Phase2Only, RunConfig, TwoPhase};
+    use fedmix::run::{Algorithm, Recorder};
+    let started = std::time::Instant::now();
+    fedmix::output::check_fresh_output(&args.out, args.force)?;
+    let sets = parse_sets(&args.sets)?;
+    let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
+    let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
+        Some(_) => sets.into_iter().partition(|(k, _)| data_keys.contains(&k.as_str())),
+        None => (Vec::new(), sets),
+    };
+    let ds = match (&args.data, &args.setting) {
+        (Some(dir), _) => read_dataset(dir)?,
+        (None, Some(name)) => Dataset::from(synthetic::generate_named(name, args.seed, &data_sets)?),
+        (None, None) => return Err(FedmixError::Missing { what: "a data source (--data DIR or --setting NAME)".into() }),
+    };
+    let config_text = match &args.config {
+        Some(p) => Some((p.clone(), std::fs::read_to_string(p).map_err(|e| FedmixError::io(p, e))?)),
+        None => None,
+    };
+    let cfg = RunConfig::from_sources(config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())), &run_sets)?;
+    let init = match &args.init {
+        Some(p) => {
+            let (shape, v) = fedmix::io::read_f64(p, &[None, Some(ds.train.d())])?;
+            Some(nalgebra::DMatrix::from_vec(shape[1], shape[0], v))
+        }
+        None => None,
+    };
+    let alg: Box<dyn Algorithm> = match args.algorithm.as_str() {
+        "two-phase" => Box::new(TwoPhase { cfg: cfg.clone(), init }),
+        "phase2" => Box::new(Phase2Only { cfg: cfg.clone(), init, oracle: false }),
+        "oracle" => Box::new(Phase2Only { cfg: cfg.clone(), init: None, oracle: true }),
+        other => {
+            return Err(FedmixError::invalid("algorithm", other, "known: two-phase, phase2, oracle"));
+        }
+    };
+    let mut rec = Recorder::new(args.save_iterates);
+    let out = alg.run(&ds.train, args.seed, &mut rec)?;
+    let p2 = cfg.phase2(&ds.train);
+    let mut summary = serde_json::Map::new();
+    summary.insert("algorithm".into(), serde_json::json!(alg.name()));
+    summary.insert("fedmix_version".into(), serde_json::json!(env!("CARGO_PKG_VERSION")));
+    summary.insert("seed".into(), serde_json::json!(args.seed));
+    summary.insert("data".into(), serde_json::json!({
+        "dir": args.data.as_ref().map(|p| p.display().to_string()),
+        "setting": ds.manifest.setting,
+        "seed": ds.manifest.seed,
+        "parameters": ds.manifest.parameters,
+    }));
+    summary.insert("config".into(), serde_json::to_value(&cfg).unwrap_or_default());
+    summary.insert("init_file".into(), serde_json::json!(args.init.as_ref().map(|p| p.display().to_string())));
+    summary.insert("constants".into(), fedmix::output::data_constants(&ds.train, p2.eta, p2.local_steps));
+    summary.insert("final".into(), fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out));
+    summary.insert("wall_time_seconds".into(), serde_json::json!(started.elapsed().as_secs_f64()));
+    fedmix::output::write_run(&args.out, &ds.train, &out, &rec, summary)?;
+    let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
+    say!("{} finished: {} rounds, final {}", alg.name(), rec.rows.len(), fin);
+    say!("wrote {}", args.out.display());
     Ok(())
 }

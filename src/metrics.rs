@@ -25,6 +25,10 @@ pub struct Assignment {
 }
 
 /// Pairwise distances `C[j][l] = ‖θ̂_l − θ*_j‖` (rows: true clusters, columns: estimates).
+///
+/// # Errors
+/// [`FedmixError::DimensionMismatch`] for different `d` or fewer estimates than true models,
+/// [`FedmixError::InvalidParameter`] (`k`) when there are no true models.
 pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     if theta_hat.nrows() != theta_star.nrows() {
         return Err(FedmixError::DimensionMismatch {
@@ -32,6 +36,9 @@ pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> R
             expected: theta_star.nrows(),
             found: theta_hat.nrows(),
         });
+    }
+    if theta_star.ncols() == 0 {
+        return Err(FedmixError::invalid("k", 0, "at least one true model is needed"));
     }
     if theta_hat.ncols() < theta_star.ncols() {
         return Err(FedmixError::DimensionMismatch {
@@ -206,8 +213,9 @@ pub struct Misclustering {
 
 /// Misclustering of estimated labels `est` (values `0..k_est`) against `truth` (`0..k`), with
 /// client sizes `sizes` for the sample-weighted rate. The label map maximises the number of
-/// correctly clustered clients (maximum-weight matching of the confusion matrix; with
-/// `k_est ≠ k` the surplus labels stay unmatched).
+/// correctly clustered clients, ties broken by the number of correctly clustered samples
+/// (maximum-weight matching of the confusion matrix; with `k_est ≠ k` the surplus labels stay
+/// unmatched). Both rates are invariant to renumbering the estimated clusters.
 ///
 /// # Errors
 /// Length mismatch between the three slices.
@@ -232,7 +240,12 @@ pub fn misclustering(est: &[usize], truth: &[usize], sizes: &[usize]) -> Result<
     };
     let by_clients = confusion(&|_| 1.0);
     let by_samples = confusion(&|i| sizes[i] as f64);
-    let map = best_label_map(&by_clients);
+    // Decision: several maps may tie on correctly clustered clients; among them take the one
+    // with the most correctly clustered samples, so that `samples` does not depend on how the
+    // estimated clusters happen to be numbered. Weights `clients·(N+1) + samples` make this a
+    // single matching; they are integers, exact in f64 while M·(N+1) < 2^53.
+    let scale = by_samples.sum() + 1.0;
+    let map = best_label_map(&(&by_clients * scale + &by_samples));
     let rate = |c: &DMatrix<f64>| {
         let matched: f64 = map
             .iter()
@@ -322,15 +335,30 @@ pub struct ErrorSummary {
 /// true model).
 ///
 /// # Errors
-/// Missing labels or `θ*`, length or dimension mismatch.
+/// Missing labels or `θ*`, length or dimension mismatch, an assigned model index outside
+/// `0..theta_hat.ncols()` ([`FedmixError::LabelOutOfRange`]).
 pub fn per_client_errors(fed: &Federation, theta_hat: &DMatrix<f64>, assigned: &[usize]) -> Result<Vec<f64>> {
     let labels = fed.require_labels("per-client errors")?;
     let ts = fed.require_theta_star("per-client errors")?;
-    if assigned.len() != labels.len() || theta_hat.nrows() != ts.nrows() {
+    if assigned.len() != labels.len() {
         return Err(FedmixError::DimensionMismatch {
             what: "assigned labels (M)".into(),
             expected: labels.len(),
             found: assigned.len(),
+        });
+    }
+    if theta_hat.nrows() != ts.nrows() {
+        return Err(FedmixError::DimensionMismatch {
+            what: "model dimension d of theta_hat vs theta_star".into(),
+            expected: ts.nrows(),
+            found: theta_hat.nrows(),
+        });
+    }
+    if let Some(client) = assigned.iter().position(|&a| a >= theta_hat.ncols()) {
+        return Err(FedmixError::LabelOutOfRange {
+            client,
+            label: assigned[client],
+            k: theta_hat.ncols(),
         });
     }
     Ok(assigned

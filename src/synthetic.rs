@@ -290,14 +290,12 @@ impl SettingParams {
         if self.size_max < self.size_min {
             return Err(FedmixError::invalid("size_max", self.size_max, "must be ≥ size_min"));
         }
-        if self.large_clients + self.singleton_clients > self.clients {
+        let special = self.large_clients as u128 + self.singleton_clients as u128;
+        if special > self.clients as u128 {
             return Err(FedmixError::invalid(
                 "clients",
                 self.clients,
-                format!(
-                    "must be ≥ large_clients + singleton_clients = {}",
-                    self.large_clients + self.singleton_clients
-                ),
+                format!("must be ≥ large_clients + singleton_clients = {special}"),
             ));
         }
         nonneg_finite("sigma", self.sigma)?;
@@ -342,21 +340,33 @@ impl SettingParams {
         Ok(())
     }
 
-    /// Upper bound on `N` (the sizes are drawn later).
+    /// Upper bound on `N` (the sizes are drawn later). Saturating: absurd values must not wrap.
     fn max_total_samples(&self) -> u128 {
         let ordinary = (self.clients - self.large_clients - self.singleton_clients) as u128;
         let per = match self.sizes {
             SizeDist::Fixed => self.samples as u128,
             _ => self.size_max.max(self.samples) as u128,
         };
-        ordinary * per
-            + self.large_clients as u128 * self.large_samples as u128
-            + self.singleton_clients as u128
+        ordinary
+            .saturating_mul(per)
+            .saturating_add((self.large_clients as u128).saturating_mul(self.large_samples as u128))
+            .saturating_add(self.singleton_clients as u128)
     }
 
+    /// Bytes of the training and held-out samples (`d` features + 1 response each), plus `θ*`
+    /// and the covariances (`k × d` each, `θ*` held by both federations), labels, sizes and
+    /// offsets. Saturating, so that absurd values are refused instead of wrapping.
     fn check_memory(&self) -> Result<()> {
-        let per_sample = (self.d as u128 + 1) * 8;
-        let bytes = self.max_total_samples() * (1 + self.test_samples as u128) * per_sample;
+        let (d, k, m) = (self.d as u128, self.k as u128, self.clients as u128);
+        let samples = self
+            .max_total_samples()
+            .saturating_add(m.saturating_mul(self.test_samples as u128));
+        let floats = samples
+            .saturating_mul(d.saturating_add(1))
+            .saturating_add(k.saturating_mul(d).saturating_mul(3))
+            .saturating_add(k)
+            .saturating_add(m.saturating_mul(6));
+        let bytes = floats.saturating_mul(8);
         if bytes > MAX_DATA_BYTES {
             return Err(FedmixError::TooLarge {
                 what: "the generated federation".into(),

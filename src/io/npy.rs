@@ -50,7 +50,11 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
         message,
     };
     let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
-    let found_descr = npy.dtype().descr();
+    // `DType::descr` is the Python literal (`'<f8'`, quoted); compare the bare type string.
+    let found_descr = match npy.dtype() {
+        npyz::DType::Plain(ty) => ty.to_string(),
+        other => other.descr(),
+    };
     if found_descr != descr {
         return Err(FedmixError::WrongDtype {
             path: path.into(),

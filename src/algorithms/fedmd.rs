@@ -1,0 +1,547 @@
+//! SXY22 Phase 1 — Federated Moment Descent (FedMD) on anchor clients (SXY22 §4.1,
+//! Algorithm 1, App. C/D; SPEC §2).
+//!
+//! Residual moment `ε(x, y, θ) = (y − ⟨φ(x), θ⟩) φ(x)`. For a client of cluster j,
+//! `E[ε] = Σ_j(θ*_j − θ)` and, for two independent samples of the same client,
+//! `E[ε₁ε₂ᵀ] = Σ_j(θ*_j − θ)(θ*_j − θ)ᵀΣ_j`. Each anchor `i` repeats: estimate the top-k
+//! subspace `Û` of `Y = Σ w U` (other clients' cross moments at `θ_{i,t}`), form the `k × k`
+//! projected moment `A` from its own samples (eq. 2), take `β̂` and `σ̂² = σ₁(A)` by power
+//! iteration on `AAᵀ`, and step `θ ← θ + (ασ̂/(2β²)) Ûβ̂` unless `σ̂ ≤ εΔ`. Finally anchors closer
+//! than `Δ/2` are linked; components are the clusters.
+//!
+//! Decisions (SPEC §2): `σ̂² := σ₁(A)` (so `σ̂ ≈ ‖Σ_j(θ*_j − θ)‖`); the sign of `β̂` makes
+//! `β̂ᵀÛᵀḡ ≥ 0` with `ḡ` the anchor's mean residual moment over the samples of step 8; with more
+//! than k components the k largest are kept (ties: lowest anchor client index), with fewer a
+//! [`FedmixError::TooFewClusters`] error; the practical variant pairs samples by the all-pairs
+//! U-statistic `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i−1))` (selectable: [`Pairing`]).
+
+use super::orthogonal_iteration::{assemble, federated_orthogonal_iteration, ClientMoment};
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::linalg::{power_iteration, random_orthonormal, top_k_left_singular};
+use crate::rng::{stream, Purpose, Rng};
+use crate::run::{check_finite_iterate, AnchorStats, Comm, Phase, Recorder, RoundRecord};
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand_distr::StandardNormal;
+use serde::{Deserialize, Serialize};
+
+/// Phase 1 variant (public names `practical`, `faithful`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase1Variant {
+    /// SXY22 App. C: data reuse, all clients with `n_i ≥ 2` in the subspace step, direct SVD.
+    Practical,
+    /// SXY22 Algorithm 1 as analysed: fresh client sets `S_t`, fresh `2ℓ` anchor samples.
+    Faithful,
+}
+
+/// How a client turns its samples into a cross-moment estimate (practical variant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pairing {
+    /// Unbiased U-statistic over all ordered pairs of distinct samples (default; SPEC §2).
+    AllPairs,
+    /// Mean of the first half times mean of the second half.
+    Halves,
+    /// The first two samples only.
+    FirstTwo,
+}
+
+/// How `Û` is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubspaceMethod {
+    /// Form `Y` and take its top-k left singular vectors (SXY22 App. C).
+    Svd,
+    /// Federated orthogonal iteration (Algorithm 3) with `t1` steps.
+    OrthogonalIteration,
+}
+
+/// Validated Phase 1 parameters (names as in `--set`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FedMdParams {
+    /// Variant.
+    pub variant: Phase1Variant,
+    /// Number of clusters k.
+    pub k: usize,
+    /// `n_H`: number of anchors.
+    pub anchors: usize,
+    /// `T`: moment-descent iterations.
+    pub iterations: usize,
+    /// `T₁`: orthogonal-iteration steps (even).
+    pub t1: usize,
+    /// `T₂`: power-iteration steps.
+    pub t2: usize,
+    /// `m`: fresh clients per iteration (faithful).
+    pub m: usize,
+    /// `ℓ`: fresh sample pairs per anchor per iteration (faithful).
+    pub ell: usize,
+    /// `ε`: stopping threshold `σ̂ ≤ εΔ` (Theorem 1: ε < 1/4).
+    pub epsilon: f64,
+    /// `Δ`: separation used by the stopping rule and the `Δ/2` linking (from `θ*` when `None`).
+    pub separation: Option<f64>,
+    /// `α`: lower covariance bound.
+    pub alpha: f64,
+    /// `β`: upper covariance bound.
+    pub beta: f64,
+    /// Pairing of samples (practical).
+    pub pairing: Pairing,
+    /// Subspace method (practical; the faithful variant always uses orthogonal iteration).
+    pub subspace: SubspaceMethod,
+    /// Minimum `n_i` of an anchor in the practical variant (default `5k`).
+    pub anchor_min_samples: usize,
+}
+
+/// Phase 1 result.
+#[derive(Clone, Debug)]
+pub struct FedMdOutput {
+    /// `θ̂`, `d × k` (component means, largest component first).
+    pub theta_hat: DMatrix<f64>,
+    /// Anchor client indices, in `H` order.
+    pub anchors: Vec<usize>,
+    /// Final anchor models `θ_{i,T}` (`d × n_H`).
+    pub anchor_models: DMatrix<f64>,
+    /// Connected components found by the `Δ/2` rule (before keeping the k largest).
+    pub components_found: usize,
+    /// Clients excluded from the subspace step for having `n_i < 2`.
+    pub excluded_clients: usize,
+    /// `Δ` used.
+    pub separation: f64,
+}
+
+/// Residual moments `ε(x_ij, y_ij, θ)` of client `i` over `range`, as columns (`d × |range|`).
+pub fn residual_moments(fed: &Federation, i: usize, theta: &DVector<f64>, range: std::ops::Range<usize>) -> DMatrix<f64> {
+    let x = fed.x(i).columns(range.start, range.len()).clone_owned();
+    let r = fed.y(i).rows(range.start, range.len()) - x.tr_mul(theta);
+    let mut e = x;
+    for (mut col, ri) in e.column_iter_mut().zip(r.iter()) {
+        col *= *ri;
+    }
+    e
+}
+
+/// The cross-moment estimate of a set of moment columns `e` (`d × n`, `n ≥ 2`) as a factored
+/// `A Bᵀ` (see [`Pairing`]).
+pub fn pair_moments(e: &DMatrix<f64>, pairing: Pairing) -> (DMatrix<f64>, DMatrix<f64>) {
+    let n = e.ncols();
+    match pairing {
+        Pairing::AllPairs => {
+            // U = (S Sᵀ − Σ ε εᵀ)/(n(n−1)) = [S, −E] [S, E]ᵀ / (n(n−1))
+            let s = e.column_sum();
+            let c = 1.0 / (n as f64 * (n as f64 - 1.0));
+            let mut a = DMatrix::zeros(e.nrows(), n + 1);
+            let mut b = DMatrix::zeros(e.nrows(), n + 1);
+            a.set_column(0, &(&s * c));
+            b.set_column(0, &s);
+            a.columns_mut(1, n).copy_from(&(e * -c));
+            b.columns_mut(1, n).copy_from(e);
+            (a, b)
+        }
+        Pairing::Halves => {
+            let h = n / 2;
+            let first = e.columns(0, h).column_mean();
+            let second = e.columns(h, h).column_mean();
+            (DMatrix::from_column_slice(e.nrows(), 1, first.as_slice()), DMatrix::from_column_slice(e.nrows(), 1, second.as_slice()))
+        }
+        Pairing::FirstTwo => (e.columns(0, 1).clone_owned(), e.columns(1, 1).clone_owned()),
+    }
+}
+
+/// Uniform random subset of `k` items of `pool` (partial Fisher–Yates with `rng.random_range`),
+/// in draw order. Documented so that other implementations can reproduce it.
+pub fn sample_without_replacement(pool: &[usize], k: usize, rng: &mut Rng) -> Vec<usize> {
+    let mut v = pool.to_vec();
+    let k = k.min(v.len());
+    for i in 0..k {
+        let j = rng.random_range(i..v.len());
+        v.swap(i, j);
+    }
+    v.truncate(k);
+    v
+}
+
+impl FedMdParams {
+    /// Check the parameters themselves (ranges independent of the data).
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the parameter.
+    pub fn check(&self) -> Result<()> {
+        if self.k == 0 {
+            return Err(FedmixError::invalid("k", 0, "must be ≥ 1"));
+        }
+        if self.anchors < self.k {
+            return Err(FedmixError::invalid("anchors", self.anchors, format!("need at least k = {} anchors", self.k)));
+        }
+        if self.variant == Phase1Variant::Faithful || self.subspace == SubspaceMethod::OrthogonalIteration {
+            if self.t1 == 0 || self.t1 % 2 == 1 {
+                return Err(FedmixError::invalid("t1", self.t1, "must be even and ≥ 2"));
+            }
+        }
+        if self.t2 == 0 {
+            return Err(FedmixError::invalid("t2", 0, "must be ≥ 1"));
+        }
+        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
+            return Err(FedmixError::invalid("epsilon", self.epsilon, "must be finite and ≥ 0"));
+        }
+        if !(self.alpha > 0.0 && self.beta >= self.alpha && self.beta.is_finite()) {
+            return Err(FedmixError::invalid("alpha", self.alpha, format!("need 0 < alpha ≤ beta (beta = {})", self.beta)));
+        }
+        if let Some(s) = self.separation {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(FedmixError::invalid("separation", s, "must be finite and > 0"));
+            }
+        }
+        if self.variant == Phase1Variant::Faithful && (self.m == 0 || self.ell == 0) {
+            return Err(FedmixError::invalid("m", self.m, "m and ell must be ≥ 1 in the faithful variant"));
+        }
+        Ok(())
+    }
+}
+
+/// Run Phase 1 from the common start `theta0` (`d`), recording one trace row per iteration.
+///
+/// # Errors
+/// Parameter errors, [`FedmixError::NotEnoughClients`] (anchors / fresh clients),
+/// [`FedmixError::Missing`] (Δ unknown), [`FedmixError::TooFewClusters`],
+/// [`FedmixError::Divergence`].
+pub fn run_fedmd(fed: &Federation, p: &FedMdParams, theta0: &DVector<f64>, seed: u64, rec: &mut Recorder) -> Result<FedMdOutput> {
+    p.check()?;
+    if theta0.len() != fed.d() {
+        return Err(FedmixError::DimensionMismatch { what: "theta0 (d)".into(), expected: fed.d(), found: theta0.len() });
+    }
+    if p.k > fed.d() {
+        return Err(FedmixError::invalid("k", p.k, format!("must be ≤ d = {}", fed.d())));
+    }
+    let separation = match p.separation {
+        Some(s) => s,
+        None => crate::metrics::separation(fed.require_theta_star("the separation Δ of Phase 1 (or set `separation`)")?),
+    };
+    let plan = Plan::new(fed, p, seed)?;
+    let mut models = DMatrix::from_fn(fed.d(), plan.anchors.len(), |r, _| theta0[r]);
+    for t in 0..p.iterations {
+        let mut stats = AnchorStats::default();
+        let mut comm = Comm::default();
+        for (a, &client) in plan.anchors.iter().enumerate() {
+            let theta = models.column(a).clone_owned();
+            let step = anchor_step(fed, p, &plan, t, a, client, &theta, separation, seed, &mut comm)?;
+            models.set_column(a, &(&theta + &step.direction * step.eta));
+            stats.sigma_hat.push(step.sigma_hat);
+            stats.step_sizes.push(step.eta);
+        }
+        check_finite_iterate(&models, "phase 1", t + 1)?;
+        stats.errors = anchor_errors(fed, &plan.anchors, &models);
+        let max_err = stats.errors.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        rec.rows.push(RoundRecord {
+            round: rec.rows.len() + 1,
+            phase: Phase::Phase1,
+            distance: max_err,
+            per_cluster: Vec::new(),
+            misclustering: None,
+            training_loss: None,
+            anchors: Some(stats),
+            anchor_clusters: None,
+            comm,
+        });
+    }
+    let (theta_hat, components_found) = cluster_anchors(&models, &plan.anchors, separation, p.k)?;
+    if let Some(last) = rec.rows.last_mut() {
+        last.anchor_clusters = Some(components_found);
+    }
+    Ok(FedMdOutput {
+        theta_hat,
+        anchors: plan.anchors,
+        anchor_models: models,
+        components_found,
+        excluded_clients: plan.excluded,
+        separation,
+    })
+}
+
+/// Who takes part: anchors, and for the faithful variant the fresh client sets.
+struct Plan {
+    anchors: Vec<usize>,
+    /// Practical: every client with n_i ≥ 2. Faithful: S_t for each t.
+    subspace_sets: Vec<Vec<usize>>,
+    excluded: usize,
+}
+
+impl Plan {
+    fn new(fed: &Federation, p: &FedMdParams, seed: u64) -> Result<Self> {
+        let mut rng = stream(seed, Purpose::Sampling, 0);
+        let m_total = fed.num_clients();
+        let excluded = (0..m_total).filter(|&i| fed.n(i) < 2).count();
+        let (need, purpose) = match p.variant {
+            Phase1Variant::Practical => (p.anchor_min_samples.max(2), "anchor candidates (n_i ≥ anchor_min_samples)"),
+            Phase1Variant::Faithful => (2 * p.ell * p.iterations, "anchor candidates (n_i ≥ 2ℓT fresh samples)"),
+        };
+        let eligible: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= need).collect();
+        if eligible.len() < p.anchors {
+            return Err(FedmixError::NotEnoughClients { purpose: purpose.into(), found: eligible.len(), needed: p.anchors });
+        }
+        let anchors = sample_without_replacement(&eligible, p.anchors, &mut rng);
+        let subspace_sets = match p.variant {
+            Phase1Variant::Practical => vec![(0..m_total).filter(|&i| fed.n(i) >= 2).collect()],
+            Phase1Variant::Faithful => {
+                let pool: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= 2 && !anchors.contains(&i)).collect();
+                if pool.len() < p.m * p.iterations {
+                    return Err(FedmixError::NotEnoughClients {
+                        purpose: "fresh clients S_t (m per iteration, n_i ≥ 2, not anchors)".into(),
+                        found: pool.len(),
+                        needed: p.m * p.iterations,
+                    });
+                }
+                let drawn = sample_without_replacement(&pool, p.m * p.iterations, &mut rng);
+                drawn.chunks(p.m).map(<[usize]>::to_vec).collect()
+            }
+        };
+        Ok(Self { anchors, subspace_sets, excluded })
+    }
+}
+
+struct Step {
+    direction: DVector<f64>,
+    eta: f64,
+    sigma_hat: f64,
+}
+
+/// One moment-descent step of anchor `a` (client `client`) at iteration `t`.
+#[allow(clippy::too_many_arguments)]
+fn anchor_step(fed: &Federation, p: &FedMdParams, plan: &Plan, t: usize, a: usize, client: usize, theta: &DVector<f64>, separation: f64, seed: u64, comm: &mut Comm) -> Result<Step> {
+    let d = fed.d();
+    let stream_index = 2 * (t * plan.anchors.len() + a) as u64;
+    // Step 6: the subspace.
+    let (set, pairing) = match p.variant {
+        Phase1Variant::Practical => (&plan.subspace_sets[0], p.pairing),
+        Phase1Variant::Faithful => (&plan.subspace_sets[t], Pairing::FirstTwo),
+    };
+    // The PS broadcasts this anchor's model to the subspace clients.
+    *comm = comm.merge(Comm::broadcast_and_upload(set.len() as u64, d as u64, 0));
+    let u_hat = if p.variant == Phase1Variant::Practical && p.subspace == SubspaceMethod::Svd {
+        // Clients upload their d × d cross moments; the PS sums them and takes an SVD.
+        *comm = comm.merge(Comm { floats_up: (set.len() * d * d) as u64, messages: set.len() as u64, ..Comm::default() });
+        top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), p.k)?
+    } else {
+        let moments = client_moments(fed, set, theta, p.variant, pairing);
+        let q0 = random_orthonormal(d, p.k, &mut stream(seed, Purpose::Subspace, stream_index))?;
+        federated_orthogonal_iteration(&moments, &q0, p.t1, comm)?
+    };
+    // Step 7–8: PS sends Û to the anchor; the anchor forms A (k × k).
+    let (a_mat, g_bar) = anchor_moment(fed, p, t, client, theta, &u_hat);
+    // Step 9: power iteration on A Aᵀ.
+    let mut vrng = stream(seed, Purpose::Subspace, stream_index + 1);
+    let v0 = DVector::from_fn(p.k, |_, _| vrng.sample::<f64, _>(StandardNormal));
+    let (mut beta_hat, lambda) = power_iteration(&(&a_mat * a_mat.transpose()), &v0, p.t2);
+    if beta_hat.dot(&u_hat.tr_mul(&g_bar)) < 0.0 {
+        beta_hat.neg_mut();
+    }
+    // σ̂² := σ₁(A) = √λ₁(AAᵀ)  ⇒  σ̂ = λ^{1/4}.
+    let sigma_hat = lambda.max(0.0).sqrt().sqrt();
+    // Anchor receives Û (d·k) and uploads its new model (d).
+    *comm = comm.merge(Comm::broadcast_and_upload(1, (d * p.k) as u64, d as u64));
+    // Step 10: move unless the stopping rule holds.
+    let eta = if sigma_hat > p.epsilon * separation { p.alpha * sigma_hat / (2.0 * p.beta * p.beta) } else { 0.0 };
+    Ok(Step { direction: u_hat * beta_hat, eta, sigma_hat })
+}
+
+/// The message-level client matrices of the subspace step: client `i` contributes its pairing
+/// statistic `M_i = A_iB_iᵀ` at `theta` with weight `n_i / Σ n` (faithful: one pair of fresh
+/// samples per client, weight `1/m`).
+pub fn client_moments(fed: &Federation, set: &[usize], theta: &DVector<f64>, variant: Phase1Variant, pairing: Pairing) -> Vec<ClientMoment> {
+    let faithful = variant == Phase1Variant::Faithful;
+    let count = |i: usize| if faithful { 1 } else { fed.n(i) };
+    let total: usize = set.iter().map(|&i| count(i)).sum();
+    set.iter()
+        .map(|&i| {
+            let range = if faithful { 0..2 } else { 0..fed.n(i) };
+            let (a, b) = pair_moments(&residual_moments(fed, i, theta, range), pairing);
+            ClientMoment { a, b, weight: count(i) as f64 / total as f64 }
+        })
+        .collect()
+}
+
+/// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
+/// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
+/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data and two
+/// products, no per-client allocation. Equal to `assemble(client_moments(..))` up to rounding.
+pub fn subspace_matrix(fed: &Federation, set: &[usize], theta: &DVector<f64>, pairing: Pairing) -> DMatrix<f64> {
+    let d = fed.d();
+    if pairing != Pairing::AllPairs {
+        return assemble(&client_moments(fed, set, theta, Phase1Variant::Practical, pairing), d);
+    }
+    let total: usize = set.iter().map(|&i| fed.n(i)).sum();
+    let mut e = DMatrix::zeros(d, total);
+    let mut s = DMatrix::zeros(d, set.len());
+    let mut off = 0;
+    for (c, &i) in set.iter().enumerate() {
+        let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+        let nf = n as f64;
+        let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+        let r = (y - x.tr_mul(theta)) * scale;
+        let mut block = e.columns_mut(off, n);
+        block.copy_from(&x);
+        for (mut col, ri) in block.column_iter_mut().zip(r.iter()) {
+            col *= *ri;
+        }
+        s.set_column(c, &(x * r));
+        off += n;
+    }
+    &s * s.transpose() - &e * e.transpose()
+}
+
+/// Eq. 2: the anchor's projected cross moment `A` (`k × k`) and its mean residual moment `ḡ`
+/// over the same samples.
+fn anchor_moment(fed: &Federation, p: &FedMdParams, t: usize, client: usize, theta: &DVector<f64>, u_hat: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
+    match p.variant {
+        Phase1Variant::Practical => {
+            let e = residual_moments(fed, client, theta, 0..fed.n(client));
+            let (a, b) = pair_moments(&e, p.pairing);
+            ((u_hat.tr_mul(&a)) * (u_hat.tr_mul(&b)).transpose(), e.column_mean())
+        }
+        Phase1Variant::Faithful => {
+            // Fresh samples 2ℓt .. 2ℓ(t+1): the first ℓ are x_ij, the next ℓ are x̃_ij.
+            let start = 2 * p.ell * t;
+            let e1 = residual_moments(fed, client, theta, start..start + p.ell);
+            let e2 = residual_moments(fed, client, theta, start + p.ell..start + 2 * p.ell);
+            let a = (u_hat.tr_mul(&e1)) * (u_hat.tr_mul(&e2)).transpose() / p.ell as f64;
+            (a, (e1.column_sum() + e2.column_sum()) / (2 * p.ell) as f64)
+        }
+    }
+}
+
+fn anchor_errors(fed: &Federation, anchors: &[usize], models: &DMatrix<f64>) -> Vec<f64> {
+    match (fed.theta_star(), fed.labels()) {
+        (Some(ts), Some(labels)) => anchors
+            .iter()
+            .enumerate()
+            .map(|(a, &i)| (models.column(a) - ts.column(labels[i])).norm())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Step 11: link anchors with `‖θ_i − θ_i'‖ < Δ/2`; components are clusters. Keeps the k
+/// largest (ties: lowest anchor client index) and returns their means and the number of
+/// components found.
+///
+/// # Errors
+/// [`FedmixError::TooFewClusters`] when fewer than k components exist.
+pub fn cluster_anchors(models: &DMatrix<f64>, anchors: &[usize], separation: f64, k: usize) -> Result<(DMatrix<f64>, usize)> {
+    let h = models.ncols();
+    let mut parent: Vec<usize> = (0..h).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[x] = r;
+        r
+    }
+    for a in 0..h {
+        for b in a + 1..h {
+            if (models.column(a) - models.column(b)).norm() < separation / 2.0 {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+    }
+    let mut comps: Vec<Vec<usize>> = Vec::new();
+    let mut root_of: Vec<Option<usize>> = vec![None; h];
+    for a in 0..h {
+        let r = find(&mut parent, a);
+        match root_of[r] {
+            Some(c) => comps[c].push(a),
+            None => {
+                root_of[r] = Some(comps.len());
+                comps.push(vec![a]);
+            }
+        }
+    }
+    let found = comps.len();
+    if found < k {
+        return Err(FedmixError::TooFewClusters { found, k });
+    }
+    let min_client = |c: &Vec<usize>| c.iter().map(|&a| anchors[a]).min().unwrap_or(usize::MAX);
+    comps.sort_by(|x, y| y.len().cmp(&x.len()).then(min_client(x).cmp(&min_client(y))));
+    let mut theta = DMatrix::zeros(models.nrows(), k);
+    for (j, c) in comps.iter().take(k).enumerate() {
+        let mean = c.iter().fold(DVector::zeros(models.nrows()), |acc, &a| acc + models.column(a)) / c.len() as f64;
+        theta.set_column(j, &mean);
+    }
+    Ok((theta, found))
+}
+
+/// Constants for [`theorem1_choices`]; the theory fixes only their orders.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Theorem1Constants {
+    /// `m = ⌈c_m d log N / p_min²⌉`.
+    pub c_m: f64,
+    /// `ℓ = ⌈c_ell k log N⌉`.
+    pub c_ell: f64,
+    /// `T₁ = ⌈c_t1 k log(Nd)⌉` (rounded up to even).
+    pub c_t1: f64,
+    /// `T₂ = ⌈c_t2 log(Nd)⌉`.
+    pub c_t2: f64,
+    /// `T = Θ(1)` iterations.
+    pub iterations: usize,
+    /// `ε < 1/4`.
+    pub epsilon: f64,
+}
+
+/// Theorem 1's parameter choices for `fed`: `n_H = ⌈log N / p_min⌉`, `m ≥ p_min⁻² Ω̃(d)`,
+/// `ℓ = Ω̃(k)`, `T₁ = Ω(k log(Nd))`, `T₂ = Ω(log(Nd))` with the stated constants, `p_min` the
+/// empirical fraction of clients of the smallest cluster.
+///
+/// # Errors
+/// [`FedmixError::Missing`] without labels; [`FedmixError::NotEnoughClients`] saying what is
+/// missing when the federation is too small for these choices.
+pub fn theorem1_choices(fed: &Federation, k: usize, c: &Theorem1Constants) -> Result<FedMdParams> {
+    let labels = fed.require_labels("p_min in Theorem 1's choices")?;
+    let p_min = crate::metrics::p_min(labels, k);
+    if p_min <= 0.0 {
+        return Err(FedmixError::invalid("k", k, "some cluster has no clients (p_min = 0)"));
+    }
+    let n = fed.total_samples() as f64;
+    let d = fed.d() as f64;
+    let log_n = n.ln().max(1.0);
+    let log_nd = (n * d).ln().max(1.0);
+    let anchors = (log_n / p_min).ceil() as usize;
+    let m = (c.c_m * d * log_n / (p_min * p_min)).ceil() as usize;
+    let ell = (c.c_ell * k as f64 * log_n).ceil() as usize;
+    let t1 = ((c.c_t1 * k as f64 * log_nd).ceil() as usize).next_multiple_of(2).max(2);
+    let t2 = (c.c_t2 * log_nd).ceil().max(1.0) as usize;
+    let p = FedMdParams {
+        variant: Phase1Variant::Faithful,
+        k,
+        anchors: anchors.max(k),
+        iterations: c.iterations,
+        t1,
+        t2,
+        m,
+        ell,
+        epsilon: c.epsilon,
+        separation: None,
+        alpha: 1.0,
+        beta: 1.0,
+        pairing: Pairing::FirstTwo,
+        subspace: SubspaceMethod::OrthogonalIteration,
+        anchor_min_samples: 2 * ell * c.iterations,
+    };
+    let big = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2 * ell * c.iterations).count();
+    if big < p.anchors {
+        return Err(FedmixError::NotEnoughClients {
+            purpose: format!("Theorem 1 anchors with n_i ≥ 2ℓT = {}", 2 * ell * c.iterations),
+            found: big,
+            needed: p.anchors,
+        });
+    }
+    let fresh = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2).count().saturating_sub(p.anchors);
+    if fresh < m * c.iterations {
+        return Err(FedmixError::NotEnoughClients {
+            purpose: format!("Theorem 1 fresh clients (m = {m} per iteration × T = {})", c.iterations),
+            found: fresh,
+            needed: m * c.iterations,
+        });
+    }
+    Ok(p)
+}

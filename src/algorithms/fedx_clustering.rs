@@ -1,0 +1,235 @@
+//! SXY22 Phase 2 — FedX + clustering (SXY22 §4.2, Algorithm 2; SPEC §3).
+//!
+//! Each round the PS broadcasts `θ_{t−1} = (θ_1..θ_k)`; client `i` picks
+//! `z_{i,t} = argmin_j ‖y_i − φ(x_i) θ_{j,t−1}‖²` (eq. 8, ties → lowest `j`), updates only that
+//! model with its local solver and keeps the others; the PS averages with weights `n_i/N` over
+//! **all** clients: `θ_t = Σ_i (n_i/N) θ_{i,t}`. Because `θ_{i,j,t} = θ_{j,t−1}` for `j ≠ z_{i,t}`,
+//! this equals `θ_{j,t} = θ_{j,t−1} + Σ_{i: z_{i,t}=j} (n_i/N)(θ_{i,j,t} − θ_{j,t−1})`, which is
+//! what is computed (the client uploads its own model and cluster index only).
+//!
+//! Local solvers:
+//! - FedAvg: `G_i^s(θ)`, `G_i(θ) = θ − (η/n_i) φ(x_i)ᵀ(φ(x_i)θ − y_i)`;
+//! - FedProx: `argmin_θ (1/(2n_i))‖y_i − φ(x_i)θ‖² + (1/(2η))‖θ − θ_prev‖²
+//!   = (I + (η/n_i) φᵀφ)⁻¹ (θ_prev + (η/n_i) φᵀ y_i)`, solved with a Cholesky factor cached per
+//!   client — of the `d × d` matrix when `n_i ≥ d`, otherwise of `I + (η/n_i) φφᵀ` (`n_i × n_i`)
+//!   through the push-through identity `(I + cφᵀφ)⁻¹ = I − cφᵀ(I + cφφᵀ)⁻¹φ`. No inverse is formed.
+
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::metrics::{argmin, checked_gamma, kappa_fedavg, kappa_fedprox};
+use crate::run::{check_finite_iterate, Comm, Phase, Recorder};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use serde::{Deserialize, Serialize};
+
+/// Local solver of Phase 2 (public names `fedavg`, `fedprox`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LocalSolver {
+    /// `s` local gradient steps.
+    Fedavg,
+    /// Exact proximal step.
+    Fedprox,
+}
+
+/// Validated Phase 2 parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Phase2Params {
+    /// Step size `η > 0` (γ = η max_i ‖φ_i‖²/n_i must be < 1).
+    pub eta: f64,
+    /// Local steps `s ≥ 1` (FedAvg; FedProx ignores it).
+    pub local_steps: usize,
+    /// Local solver.
+    pub local_solver: LocalSolver,
+    /// Rounds `T'`.
+    pub rounds: usize,
+}
+
+impl Phase2Params {
+    /// Validate against a federation: `η > 0` finite, `s ≥ 1`, `γ < 1`. Returns `(γ, κ)`.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`], [`FedmixError::StepTooLarge`].
+    pub fn check(&self, fed: &Federation) -> Result<(f64, f64)> {
+        if self.local_steps == 0 {
+            return Err(FedmixError::invalid("local_steps", 0, "must be ≥ 1"));
+        }
+        let gamma = checked_gamma(fed, self.eta)?;
+        let kappa = match self.local_solver {
+            LocalSolver::Fedavg => kappa_fedavg(gamma, self.local_steps),
+            LocalSolver::Fedprox => kappa_fedprox(gamma),
+        };
+        Ok((gamma, kappa))
+    }
+}
+
+/// Cached per-client Cholesky factors for FedProx.
+#[derive(Clone, Debug)]
+pub enum ProxFactor {
+    /// Factor of `I_d + (η/n_i) φᵀφ` (used when `n_i ≥ d`).
+    Primal(Cholesky<f64, Dyn>),
+    /// Factor of `I_{n_i} + (η/n_i) φφᵀ` (used when `n_i < d`).
+    Dual(Cholesky<f64, Dyn>),
+}
+
+/// The per-client FedProx factors, built once per (federation, η).
+///
+/// # Errors
+/// [`FedmixError::NotPositiveDefinite`] naming the client (only possible with non-finite data).
+pub fn prox_factors(fed: &Federation, eta: f64) -> Result<Vec<ProxFactor>> {
+    (0..fed.num_clients())
+        .map(|i| {
+            let x = fed.x(i);
+            let c = eta / fed.n(i) as f64;
+            let (gram, primal) = if fed.n(i) >= fed.d() {
+                (x * x.transpose(), true)
+            } else {
+                (x.tr_mul(&x), false)
+            };
+            let m = DMatrix::identity(gram.nrows(), gram.ncols()) + gram * c;
+            let chol = Cholesky::new(m).ok_or_else(|| FedmixError::NotPositiveDefinite {
+                what: format!("FedProx system I + (η/n_i)φᵀφ of client {i}"),
+            })?;
+            Ok(if primal {
+                ProxFactor::Primal(chol)
+            } else {
+                ProxFactor::Dual(chol)
+            })
+        })
+        .collect()
+}
+
+/// Client `i`'s local update of `theta` (FedAvg: `s` GD steps; FedProx: exact proximal step).
+pub fn local_update(fed: &Federation, i: usize, theta: &DVector<f64>, p: &Phase2Params, prox: Option<&ProxFactor>) -> DVector<f64> {
+    let x = fed.x(i);
+    let y = fed.y(i);
+    let c = p.eta / fed.n(i) as f64;
+    match (p.local_solver, prox) {
+        (LocalSolver::Fedprox, Some(f)) => {
+            let rhs = theta + (x * y) * c;
+            match f {
+                ProxFactor::Primal(ch) => ch.solve(&rhs),
+                ProxFactor::Dual(ch) => {
+                    // (I + cφᵀφ)⁻¹ v = v − c φᵀ (I + cφφᵀ)⁻¹ φ v  (here φᵀ = x, φ = xᵀ)
+                    let inner = ch.solve(&x.tr_mul(&rhs));
+                    &rhs - (x * inner) * c
+                }
+            }
+        }
+        _ => {
+            let mut th = theta.clone();
+            let mut r = DVector::zeros(fed.n(i));
+            for _ in 0..p.local_steps {
+                r.gemv_tr(1.0, &x, &th, 0.0);
+                r -= &y;
+                th.gemv(-c, &x, &r, 1.0);
+            }
+            th
+        }
+    }
+}
+
+/// Eq. 8: every client's cluster choice `argmin_j ‖y_i − φ_i θ_j‖²` (ties → lowest j).
+pub fn assign_clusters(fed: &Federation, theta: &DMatrix<f64>) -> Vec<usize> {
+    (0..fed.num_clients())
+        .map(|i| argmin(&crate::metrics::client_losses(fed, i, theta)))
+        .collect()
+}
+
+/// One Phase 2 round from `theta` (`d × k`). Returns the new models and the labels used.
+pub fn phase2_round(fed: &Federation, theta: &DMatrix<f64>, p: &Phase2Params, prox: Option<&[ProxFactor]>) -> (DMatrix<f64>, Vec<usize>) {
+    let labels = assign_clusters(fed, theta);
+    (aggregate(fed, theta, &labels, p, prox), labels)
+}
+
+/// The PS aggregation `θ_t = Σ_i (n_i/N) θ_{i,t}` given the clients' cluster choices.
+pub fn aggregate(fed: &Federation, theta: &DMatrix<f64>, labels: &[usize], p: &Phase2Params, prox: Option<&[ProxFactor]>) -> DMatrix<f64> {
+    let total = fed.total_samples() as f64;
+    let mut next = theta.clone();
+    for (i, &z) in labels.iter().enumerate() {
+        let prev = theta.column(z).clone_owned();
+        let local = local_update(fed, i, &prev, p, prox.map(|f| &f[i]));
+        let w = fed.n(i) as f64 / total;
+        let mut col = next.column_mut(z);
+        col.axpy(w, &(local - prev), 1.0);
+    }
+    next
+}
+
+/// Communication of one Phase 2 round: `k·d` floats to each of `M` clients, `d + 1` back
+/// (the updated model and the cluster index).
+pub fn phase2_comm(fed: &Federation, k: usize) -> Comm {
+    let d = fed.d() as u64;
+    Comm::broadcast_and_upload(fed.num_clients() as u64, k as u64 * d, d + 1)
+}
+
+/// Run `p.rounds` Phase 2 rounds from `theta0`, recording each. `fixed_labels` (oracle labels)
+/// skips re-clustering. Returns the final models and labels.
+///
+/// # Errors
+/// Parameter errors, and [`FedmixError::Divergence`] with the round if an iterate is non-finite.
+pub fn run_phase2(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params, fixed_labels: Option<&[usize]>, rec: &mut Recorder) -> Result<(DMatrix<f64>, Vec<usize>)> {
+    if theta0.nrows() != fed.d() {
+        return Err(FedmixError::DimensionMismatch {
+            what: "initial models (d)".into(),
+            expected: fed.d(),
+            found: theta0.nrows(),
+        });
+    }
+    p.check(fed)?;
+    let prox = match p.local_solver {
+        LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
+        LocalSolver::Fedavg => None,
+    };
+    let mut theta = theta0.clone();
+    let mut labels = assign_clusters(fed, &theta);
+    for round in 1..=p.rounds {
+        labels = match fixed_labels {
+            Some(l) => l.to_vec(),
+            None => assign_clusters(fed, &theta),
+        };
+        theta = aggregate(fed, &theta, &labels, p, prox.as_deref());
+        check_finite_iterate(&theta, "phase 2", round)?;
+        rec.model_round(fed, Phase::Phase2, &theta, Some(&labels), phase2_comm(fed, theta.ncols()));
+    }
+    Ok((theta, labels))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::generate_named;
+
+    fn small() -> Federation {
+        let sets: Vec<(String, String)> = [("d", "6"), ("clients", "12"), ("samples", "4")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        generate_named("sxy-balanced", 3, &sets).unwrap().train
+    }
+
+    #[test]
+    fn fedprox_first_order_condition() {
+        // ∇L_i(θ) + (θ − θ_prev)/η = 0 at the FedProx solution, for n_i < d and n_i ≥ d.
+        for samples in ["4", "9"] {
+            let sets = vec![("d".to_string(), "6".to_string()), ("samples".to_string(), samples.to_string())];
+            let fed = generate_named("sxy-balanced", 5, &sets).unwrap().train;
+            let p = Phase2Params { eta: 0.3, local_steps: 1, local_solver: LocalSolver::Fedprox, rounds: 1 };
+            let f = prox_factors(&fed, p.eta).unwrap();
+            let prev = DVector::from_fn(6, |r, _| 0.1 * r as f64 - 0.2);
+            for i in 0..5 {
+                let th = local_update(&fed, i, &prev, &p, Some(&f[i]));
+                let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i) as f64);
+                let grad = x * (x.tr_mul(&th) - y) / n;
+                let foc = grad + (&th - &prev) / p.eta;
+                assert!(foc.amax() < 1e-10, "client {i}: first-order residual {}", foc.amax());
+            }
+        }
+    }
+
+    #[test]
+    fn step_too_large_is_typed() {
+        let fed = small();
+        let p = Phase2Params { eta: 1e6, local_steps: 2, local_solver: LocalSolver::Fedavg, rounds: 1 };
+        assert!(matches!(p.check(&fed), Err(FedmixError::StepTooLarge { .. })));
+    }
+}

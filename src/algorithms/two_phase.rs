@@ -1,0 +1,351 @@
+//! The SXY22 two-phase pipeline (Phase 1 FedMD, then Phase 2 FedX + clustering), Phase 2 alone,
+//! and the oracle, behind the [`Algorithm`] trait, with the TOML / `--set` run configuration.
+//!
+//! Public parameter names (TOML and `--set`): `eta`, `eta_gamma`, `local_steps`,
+//! `local_solver` (`fedavg` | `fedprox`), `rounds`, `phase1_variant` (`practical` |
+//! `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`, `separation`,
+//! `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`, `init_scale`, `k`,
+//! `restarts`, `participation`. Unknown keys are rejected.
+
+use super::fedmd::{run_fedmd, FedMdOutput, FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use super::fedx_clustering::{run_phase2, LocalSolver, Phase2Params};
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::metrics;
+use crate::rng::{stream, Purpose};
+use crate::run::{Algorithm, Recorder, RunOutput, Termination};
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand_distr::StandardNormal;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Default `γ = η max_i ‖φ_i‖²/n_i` when `eta` is not given. Decision: 1/4 keeps every local
+/// gradient step contractive with margin (γ < 1 is required [SXY21]) and `κ ≤ 1.64` for
+/// `s ≤ 5`, so Phase 2 runs near the `κ ≈ 1` regime of Theorem 2 on every setting.
+pub const DEFAULT_ETA_GAMMA: f64 = 0.25;
+
+/// The run configuration: every parameter an algorithm reads, with defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Phase 2 step size; `None` = `eta_gamma / max_i ‖φ_i‖²/n_i`.
+    pub eta: Option<f64>,
+    /// Target γ for the default step size.
+    pub eta_gamma: f64,
+    /// FedAvg local steps `s`.
+    pub local_steps: usize,
+    /// Local solver.
+    pub local_solver: LocalSolver,
+    /// Phase 2 / main-loop rounds.
+    pub rounds: usize,
+    /// Phase 1 variant.
+    pub phase1_variant: Phase1Variant,
+    /// Phase 1 iterations `T`.
+    pub phase1_iterations: usize,
+    /// Number of anchors `n_H`; `None` = `min(⌈k ln N⌉, eligible)` (Theorem 1's
+    /// `n_H ≥ log N / p_min` with `p_min = 1/k`).
+    pub anchors: Option<usize>,
+    /// Minimum `n_i` of a practical-variant anchor; `None` = `5k`.
+    pub anchor_min_samples: Option<usize>,
+    /// Stopping threshold `ε` (`σ̂ ≤ εΔ`).
+    pub epsilon: f64,
+    /// Separation `Δ`; `None` = from `θ*` (synthetic data).
+    pub separation: Option<f64>,
+    /// `α` (covariance lower bound).
+    pub alpha: f64,
+    /// `β` (covariance upper bound).
+    pub beta: f64,
+    /// Sample pairing of the practical variant.
+    pub pairing: Pairing,
+    /// Subspace method of the practical variant.
+    pub subspace: SubspaceMethod,
+    /// Orthogonal-iteration steps `T₁` (even).
+    pub t1: usize,
+    /// Power-iteration steps `T₂`.
+    pub t2: usize,
+    /// Fresh clients per iteration (faithful); `None` = all available split over `T`.
+    pub m: Option<usize>,
+    /// Fresh sample pairs per anchor per iteration (faithful); `None` = the largest the anchors allow.
+    pub ell: Option<usize>,
+    /// Random initialisation: `θ₀ ~ N(0, init_scale² I_d / d)`.
+    pub init_scale: f64,
+    /// Number of clusters; `None` = the data's k.
+    pub k: Option<usize>,
+    /// Restarts (baselines; the two-phase algorithm needs none).
+    pub restarts: usize,
+    /// Fraction of clients per round (baselines).
+    pub participation: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            eta: None,
+            eta_gamma: DEFAULT_ETA_GAMMA,
+            local_steps: 5,
+            local_solver: LocalSolver::Fedavg,
+            rounds: 400,
+            phase1_variant: Phase1Variant::Practical,
+            phase1_iterations: 20,
+            anchors: None,
+            anchor_min_samples: None,
+            epsilon: 0.05,
+            separation: None,
+            alpha: 1.0,
+            beta: 1.0,
+            pairing: Pairing::AllPairs,
+            subspace: SubspaceMethod::Svd,
+            t1: 40,
+            t2: 100,
+            m: None,
+            ell: None,
+            init_scale: 1.0,
+            k: None,
+            restarts: 1,
+            participation: 1.0,
+        }
+    }
+}
+
+/// Parse a `--set` value as a TOML value (number, bool, string…), falling back to a string.
+fn toml_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+impl RunConfig {
+    /// Build from an optional TOML text and `key=value` overrides (overrides win).
+    ///
+    /// # Errors
+    /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys and wrong types (the
+    /// message names the key), [`FedmixError::InvalidParameter`] for out-of-range values.
+    pub fn from_sources(toml_text: Option<(&std::path::Path, &str)>, sets: &[(String, String)]) -> Result<Self> {
+        let origin = toml_text.map_or_else(|| std::path::PathBuf::from("--set"), |(p, _)| p.to_path_buf());
+        let mut table: toml::Table = match toml_text {
+            Some((path, text)) => toml::from_str(text).map_err(|e| FedmixError::Malformed { path: path.into(), message: e.to_string().replace('\n', " ") })?,
+            None => toml::Table::new(),
+        };
+        for (k, v) in sets {
+            table.insert(k.clone(), toml_value(v));
+        }
+        let cfg: RunConfig = table.try_into().map_err(|e: toml::de::Error| FedmixError::Malformed { path: origin, message: e.to_string().replace('\n', " ") })?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Range checks independent of the data.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the parameter.
+    pub fn check(&self) -> Result<()> {
+        if let Some(eta) = self.eta {
+            if !(eta.is_finite() && eta > 0.0) {
+                return Err(FedmixError::invalid("eta", eta, "must be finite and > 0"));
+            }
+        }
+        if !(self.eta_gamma > 0.0 && self.eta_gamma < 1.0) {
+            return Err(FedmixError::invalid("eta_gamma", self.eta_gamma, "must be in (0, 1)"));
+        }
+        if self.local_steps == 0 {
+            return Err(FedmixError::invalid("local_steps", 0, "must be ≥ 1"));
+        }
+        if self.k == Some(0) {
+            return Err(FedmixError::invalid("k", 0, "must be ≥ 1"));
+        }
+        if !(self.init_scale.is_finite() && self.init_scale >= 0.0) {
+            return Err(FedmixError::invalid("init_scale", self.init_scale, "must be finite and ≥ 0"));
+        }
+        if self.restarts == 0 {
+            return Err(FedmixError::invalid("restarts", 0, "must be ≥ 1"));
+        }
+        if !(self.participation > 0.0 && self.participation <= 1.0) {
+            return Err(FedmixError::invalid("participation", self.participation, "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+
+    /// The number of clusters: `k` or the data's.
+    ///
+    /// # Errors
+    /// [`FedmixError::Missing`] when neither is known; k > M.
+    pub fn resolve_k(&self, fed: &Federation) -> Result<usize> {
+        let k = self.k.or(fed.k()).ok_or_else(|| FedmixError::Missing { what: "k (set `k`)".into() })?;
+        if k > fed.num_clients() {
+            return Err(FedmixError::invalid("k", k, format!("exceeds the number of clients M = {}", fed.num_clients())));
+        }
+        Ok(k)
+    }
+
+    /// Phase 2 parameters with the step size resolved against `fed`.
+    pub fn phase2(&self, fed: &Federation) -> Phase2Params {
+        let eta = self.eta.unwrap_or_else(|| {
+            let (g1, _) = metrics::gamma(fed, 1.0);
+            self.eta_gamma / g1
+        });
+        Phase2Params { eta, local_steps: self.local_steps, local_solver: self.local_solver, rounds: self.rounds }
+    }
+
+    /// Phase 1 parameters resolved against `fed`.
+    ///
+    /// # Errors
+    /// k unknown.
+    pub fn phase1(&self, fed: &Federation) -> Result<FedMdParams> {
+        let k = self.resolve_k(fed)?;
+        let min_samples = self.anchor_min_samples.unwrap_or(5 * k);
+        let t = self.phase1_iterations.max(1);
+        let (anchors, ell, m) = match self.phase1_variant {
+            Phase1Variant::Practical => {
+                let eligible = (0..fed.num_clients()).filter(|&i| fed.n(i) >= min_samples.max(2)).count();
+                let default = ((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize;
+                (self.anchors.unwrap_or(default.min(eligible).max(k)), self.ell.unwrap_or(1), self.m.unwrap_or(1))
+            }
+            Phase1Variant::Faithful => {
+                let anchors = self.anchors.unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
+                let mut sizes = fed.sizes();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                let nth = sizes.get(anchors.saturating_sub(1)).copied().unwrap_or(0);
+                let ell = self.ell.unwrap_or((nth / (2 * t)).max(1));
+                let pool = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2).count().saturating_sub(anchors);
+                (anchors, ell, self.m.unwrap_or((pool / t).max(1)))
+            }
+        };
+        Ok(FedMdParams {
+            variant: self.phase1_variant,
+            k,
+            anchors,
+            iterations: self.phase1_iterations,
+            t1: self.t1,
+            t2: self.t2,
+            m,
+            ell,
+            epsilon: self.epsilon,
+            separation: self.separation,
+            alpha: self.alpha,
+            beta: self.beta,
+            pairing: self.pairing,
+            subspace: self.subspace,
+            anchor_min_samples: min_samples,
+        })
+    }
+}
+
+/// The paper's literal Phase 1 choices (SXY22 App. C): `⌈3k ln k⌉` anchors, 5 iterations.
+pub fn paper_preset(k: usize) -> RunConfig {
+    RunConfig {
+        anchors: Some((3.0 * k as f64 * (k as f64).ln()).ceil() as usize),
+        phase1_iterations: 5,
+        ..RunConfig::default()
+    }
+}
+
+/// `θ₀ ~ N(0, scale² I_d / d)` columns from the Init stream (restart `index`).
+pub fn random_init(d: usize, k: usize, scale: f64, seed: u64, index: u64) -> DMatrix<f64> {
+    let mut rng = stream(seed, Purpose::Init, index);
+    let s = scale / (d as f64).sqrt();
+    // Column-major fill: model 0's coordinates first.
+    DMatrix::from_iterator(d, k, (0..d * k).map(|_| s * rng.sample::<f64, _>(StandardNormal)))
+}
+
+fn check_init(init: &DMatrix<f64>, d: usize, k: usize) -> Result<()> {
+    if init.nrows() != d {
+        return Err(FedmixError::DimensionMismatch { what: "initial models: d".into(), expected: d, found: init.nrows() });
+    }
+    if init.ncols() != k {
+        return Err(FedmixError::DimensionMismatch { what: "initial models: k".into(), expected: k, found: init.ncols() });
+    }
+    if init.iter().any(|v| !v.is_finite()) {
+        return Err(FedmixError::NonFinite { field: "initial models".into(), location: "init".into(), value: f64::NAN });
+    }
+    Ok(())
+}
+
+/// The SXY22 two-phase algorithm (`two-phase`).
+#[derive(Clone, Debug)]
+pub struct TwoPhase {
+    /// Configuration.
+    pub cfg: RunConfig,
+    /// Common Phase 1 start `θ₀` (`d × 1`); random when `None`.
+    pub init: Option<DMatrix<f64>>,
+}
+
+impl TwoPhase {
+    /// Run and also return the Phase 1 output.
+    ///
+    /// # Errors
+    /// As [`run_fedmd`] and [`run_phase2`].
+    pub fn run_detailed(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<(RunOutput, FedMdOutput)> {
+        let p1 = self.cfg.phase1(fed)?;
+        let p2 = self.cfg.phase2(fed);
+        p2.check(fed)?;
+        let theta0: DVector<f64> = match &self.init {
+            Some(m) => {
+                check_init(m, fed.d(), 1)?;
+                m.column(0).clone_owned()
+            }
+            None => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0).column(0).clone_owned(),
+        };
+        let phase1 = run_fedmd(fed, &p1, &theta0, seed, rec)?;
+        let (theta_hat, labels) = run_phase2(fed, &phase1.theta_hat, &p2, None, rec)?;
+        let mut extra = serde_json::Map::new();
+        extra.insert("phase1".into(), json!({
+            "params": p1,
+            "anchors": phase1.anchors,
+            "components_found": phase1.components_found,
+            "excluded_clients_n_lt_2": phase1.excluded_clients,
+            "separation": phase1.separation,
+            "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
+        }));
+        extra.insert("phase2".into(), json!(p2));
+        Ok((RunOutput { theta_hat, labels, termination: Termination::MaxRounds, extra }, phase1))
+    }
+}
+
+impl Algorithm for TwoPhase {
+    fn name(&self) -> &'static str {
+        "two-phase"
+    }
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_detailed(fed, seed, rec).map(|r| r.0)
+    }
+}
+
+/// Phase 2 alone (`phase2`) from given or random models, or from `θ*` (`oracle`).
+#[derive(Clone, Debug)]
+pub struct Phase2Only {
+    /// Configuration.
+    pub cfg: RunConfig,
+    /// Initial models (`d × k`); random when `None`.
+    pub init: Option<DMatrix<f64>>,
+    /// Start at `θ*` (the oracle, SXY22 App. C (4)).
+    pub oracle: bool,
+}
+
+impl Algorithm for Phase2Only {
+    fn name(&self) -> &'static str {
+        if self.oracle {
+            "oracle"
+        } else {
+            "phase2"
+        }
+    }
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        let k = self.cfg.resolve_k(fed)?;
+        let p2 = self.cfg.phase2(fed);
+        let theta0 = if self.oracle {
+            fed.require_theta_star("the oracle")?.clone()
+        } else {
+            match &self.init {
+                Some(m) => m.clone(),
+                None => random_init(fed.d(), k, self.cfg.init_scale, seed, 0),
+            }
+        };
+        check_init(&theta0, fed.d(), k)?;
+        let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
+        let mut extra = serde_json::Map::new();
+        extra.insert("phase2".into(), json!(p2));
+        Ok(RunOutput { theta_hat, labels, termination: Termination::MaxRounds, extra })
+    }
+}

@@ -1,0 +1,263 @@
+//! Run records: the per-round trace, the communication ledger, and the [`Algorithm`] trait
+//! that is the single boundary between the shared machinery and the algorithms.
+
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::metrics;
+use nalgebra::DMatrix;
+use serde::Serialize;
+
+/// Which phase a round belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// SXY22 Phase 1 (FedMD on anchors).
+    Phase1,
+    /// SXY22 Phase 2 (FedX + clustering), or the main loop of a baseline.
+    Phase2,
+}
+
+impl Phase {
+    /// Name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Phase1 => "phase1",
+            Phase::Phase2 => "phase2",
+        }
+    }
+}
+
+/// Communication of one round: what crossed the network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Comm {
+    /// Floats sent by the PS, counted per recipient.
+    pub floats_down: u64,
+    /// Floats uploaded by clients.
+    pub floats_up: u64,
+    /// Messages (downloads + uploads).
+    pub messages: u64,
+    /// Clients taking part.
+    pub participants: u64,
+}
+
+impl Comm {
+    /// A broadcast of `floats` to `recipients` clients and one upload of `up` floats from each.
+    pub fn broadcast_and_upload(recipients: u64, floats: u64, up: u64) -> Self {
+        Self {
+            floats_down: recipients * floats,
+            floats_up: recipients * up,
+            messages: 2 * recipients,
+            participants: recipients,
+        }
+    }
+
+    /// Sum two ledgers (participants: the larger, as the same clients may appear twice).
+    pub fn merge(self, o: Self) -> Self {
+        Self {
+            floats_down: self.floats_down + o.floats_down,
+            floats_up: self.floats_up + o.floats_up,
+            messages: self.messages + o.messages,
+            participants: self.participants.max(o.participants),
+        }
+    }
+}
+
+/// Phase 1 diagnostics of one round.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AnchorStats {
+    /// `‖θ_{i,t} − θ*_{z_i}‖` for each anchor (when `θ*` is known).
+    pub errors: Vec<f64>,
+    /// `σ̂_{i,t}` for each anchor.
+    pub sigma_hat: Vec<f64>,
+    /// Step sizes `η_{i,t}` (0 where the stopping rule held).
+    pub step_sizes: Vec<f64>,
+}
+
+/// One row of the trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoundRecord {
+    /// Global round index (Phase 1 rounds first, starting at 1).
+    pub round: usize,
+    /// Phase.
+    pub phase: Phase,
+    /// `d(θ_t, θ*)` (eq. 6), when `θ*` is known and models exist for every cluster.
+    pub distance: Option<f64>,
+    /// Per-cluster errors under the optimal bottleneck assignment.
+    pub per_cluster: Vec<f64>,
+    /// Misclustering rate of clients / samples (when labels are known and assigned).
+    pub misclustering: Option<(f64, f64)>,
+    /// Training loss `Σ (n_i/N) min_j L_i(θ_j)`.
+    pub training_loss: Option<f64>,
+    /// Phase 1 diagnostics.
+    pub anchors: Option<AnchorStats>,
+    /// Number of clusters the anchors formed (last Phase 1 round).
+    pub anchor_clusters: Option<usize>,
+    /// Communication.
+    pub comm: Comm,
+}
+
+/// Collects the trace of a run and evaluates the metrics that the data allow.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    /// Rows so far.
+    pub rows: Vec<RoundRecord>,
+    /// Save each round's models (for `iterates.npy`).
+    pub save_iterates: bool,
+    /// Saved models (`d × k` each).
+    pub iterates: Vec<DMatrix<f64>>,
+    /// Saved labels per round (when assigned).
+    pub labels: Vec<Vec<usize>>,
+    /// Skip the per-round metrics (distance, misclustering, loss); rows keep only communication.
+    pub skip_metrics: bool,
+}
+
+impl Recorder {
+    /// A recorder; `save_iterates` keeps every round's models.
+    pub fn new(save_iterates: bool) -> Self {
+        Self {
+            save_iterates,
+            ..Self::default()
+        }
+    }
+
+    /// A recorder that keeps only communication per round (for sweeps that need final results).
+    pub fn quiet() -> Self {
+        Self {
+            skip_metrics: true,
+            ..Self::default()
+        }
+    }
+
+    /// Record a Phase 2 style round: models `theta` (`d × k`) and the labels clients chose.
+    pub fn model_round(&mut self, fed: &Federation, phase: Phase, theta: &DMatrix<f64>, labels: Option<&[usize]>, comm: Comm) {
+        let round = self.rows.len() + 1;
+        if self.skip_metrics {
+            self.rows.push(RoundRecord { round, phase, distance: None, per_cluster: Vec::new(), misclustering: None, training_loss: None, anchors: None, anchor_clusters: None, comm });
+            return;
+        }
+        let (distance, per_cluster) = model_distance(fed, theta);
+        let misclustering = match (labels, fed.labels()) {
+            (Some(est), Some(truth)) => metrics::misclustering(est, truth, &fed.sizes()).ok().map(|m| (m.clients, m.samples)),
+            _ => None,
+        };
+        self.rows.push(RoundRecord {
+            round,
+            phase,
+            distance,
+            per_cluster,
+            misclustering,
+            training_loss: Some(metrics::training_loss(fed, theta)),
+            anchors: None,
+            anchor_clusters: None,
+            comm,
+        });
+        if self.save_iterates {
+            self.iterates.push(theta.clone());
+            if let Some(l) = labels {
+                self.labels.push(l.to_vec());
+            }
+        }
+    }
+
+    /// Total communication of the rows of `phase` (or all rows for `None`).
+    pub fn comm_total(&self, phase: Option<Phase>) -> Comm {
+        self.rows
+            .iter()
+            .filter(|r| phase.is_none_or(|p| p == r.phase))
+            .fold(Comm::default(), |acc, r| Comm {
+                floats_down: acc.floats_down + r.comm.floats_down,
+                floats_up: acc.floats_up + r.comm.floats_up,
+                messages: acc.messages + r.comm.messages,
+                participants: acc.participants.max(r.comm.participants),
+            })
+    }
+
+    /// The trace as CSV (header + one line per round). Vectors are `;`-separated.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from(
+            "round,phase,distance,per_cluster_errors,misclustering_clients,misclustering_samples,training_loss,\
+             anchor_error_max,anchor_error_mean,sigma_hat_max,step_size_mean,anchor_clusters,\
+             floats_down,floats_up,messages,participants\n",
+        );
+        let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:e}"));
+        for r in &self.rows {
+            let a = r.anchors.as_ref();
+            let max = |v: &[f64]| v.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+            let per: Vec<String> = r.per_cluster.iter().map(|x| format!("{x:e}")).collect();
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                r.round,
+                r.phase.as_str(),
+                opt(r.distance),
+                per.join(";"),
+                opt(r.misclustering.map(|m| m.0)),
+                opt(r.misclustering.map(|m| m.1)),
+                opt(r.training_loss),
+                opt(a.and_then(|a| max(&a.errors))),
+                opt(a.and_then(|a| mean(&a.errors))),
+                opt(a.and_then(|a| max(&a.sigma_hat))),
+                opt(a.and_then(|a| mean(&a.step_sizes))),
+                r.anchor_clusters.map_or(String::new(), |c| c.to_string()),
+                r.comm.floats_down,
+                r.comm.floats_up,
+                r.comm.messages,
+                r.comm.participants,
+            ));
+        }
+        s
+    }
+}
+
+/// `d(θ, θ*)` and per-cluster errors, when `θ*` is known and `theta` has ≥ k finite columns.
+pub fn model_distance(fed: &Federation, theta: &DMatrix<f64>) -> (Option<f64>, Vec<f64>) {
+    match fed.theta_star().map(|ts| metrics::bottleneck_distance(theta, ts)) {
+        Some(Ok(a)) => (Some(a.value), a.per_cluster),
+        _ => (None, Vec::new()),
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Termination {
+    /// The configured number of rounds was run.
+    MaxRounds,
+}
+
+/// What every algorithm returns.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// Final cluster models, `d × k`, in the run's label order.
+    pub theta_hat: DMatrix<f64>,
+    /// Final cluster of each client (`M`).
+    pub labels: Vec<usize>,
+    /// Why the run stopped.
+    pub termination: Termination,
+    /// Algorithm-specific facts for `summary.json`.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):
+/// run on a federation under a master seed, recording rounds into `rec`.
+pub trait Algorithm {
+    /// Public algorithm name (`--algorithm`).
+    fn name(&self) -> &'static str;
+    /// Run to completion.
+    ///
+    /// # Errors
+    /// Any typed error of the algorithm (bad parameters for this federation, divergence…).
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
+}
+
+/// Fail with [`FedmixError::Divergence`] when any entry of `theta` is non-finite.
+pub fn check_finite_iterate(theta: &DMatrix<f64>, phase: &str, round: usize) -> Result<()> {
+    if theta.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(FedmixError::Divergence {
+            phase: phase.into(),
+            round,
+        })
+    }
+}
