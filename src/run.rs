@@ -172,21 +172,25 @@ impl Recorder {
             })
     }
 
-    /// The trace as CSV (header + one line per round). Vectors are `;`-separated.
+    /// The trace as CSV (header + one line per round). Vectors are `;`-separated; empty fields
+    /// are unknown or not applicable. In Phase 1 rows, `distance` is
+    /// `max_{i∈H} ‖θ_{i,t} − θ*_{z_i}‖` (Theorem 1's statistic), as there are no k models yet.
     pub fn to_csv(&self) -> String {
         let mut s = String::from(
             "round,phase,distance,per_cluster_errors,misclustering_clients,misclustering_samples,training_loss,\
              anchor_error_max,anchor_error_mean,sigma_hat_max,step_size_mean,anchor_clusters,\
+             anchor_errors,sigma_hat,step_sizes,\
              floats_down,floats_up,messages,participants\n",
         );
         let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:e}"));
+        let list = |v: Option<&[f64]>| v.map_or(String::new(), |v| v.iter().map(|x| format!("{x:e}")).collect::<Vec<_>>().join(";"));
         for r in &self.rows {
             let a = r.anchors.as_ref();
             let max = |v: &[f64]| v.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
             let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let per: Vec<String> = r.per_cluster.iter().map(|x| format!("{x:e}")).collect();
             s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.round,
                 r.phase.as_str(),
                 opt(r.distance),
@@ -199,6 +203,9 @@ impl Recorder {
                 opt(a.and_then(|a| max(&a.sigma_hat))),
                 opt(a.and_then(|a| mean(&a.step_sizes))),
                 r.anchor_clusters.map_or(String::new(), |c| c.to_string()),
+                list(a.map(|a| &a.errors[..])),
+                list(a.map(|a| &a.sigma_hat[..])),
+                list(a.map(|a| &a.step_sizes[..])),
                 r.comm.floats_down,
                 r.comm.floats_up,
                 r.comm.messages,
