@@ -291,8 +291,8 @@ mod tests {
         let f = Federation::new(parts()).unwrap();
         assert_eq!(f.num_clients(), 2);
         assert_eq!(f.x(1).ncols(), 3);
-        assert_eq!(f.x(1)[(0, 0)], 4.0);
-        assert_eq!(f.y(1)[2], 4.0);
+        assert_eq!(f.x(1)[(0, 0)].to_bits(), 4f64.to_bits());
+        assert_eq!(f.y(1)[2].to_bits(), 4f64.to_bits());
     }
 
     #[test]
