@@ -6,11 +6,19 @@ use fedmix::synthetic::generate_named;
 
 fn bench_metrics(c: &mut Criterion) {
     let data = generate_named("sxy-balanced", 1, &[]).expect("setting generates");
-    let ts = data.train.theta_star().expect("synthetic data has theta_star").clone();
+    let ts = data
+        .train
+        .theta_star()
+        .expect("synthetic data has theta_star")
+        .clone();
     let est = ts.map(|v| v * 1.01);
-    c.bench_function(BenchmarkId::new("bottleneck_distance", "k3_d100").to_string().as_str(), |b| {
-        b.iter(|| bottleneck_distance(&est, &ts).expect("valid"))
-    });
+    let mut group = c.benchmark_group("metrics");
+    group.bench_with_input(
+        BenchmarkId::new("bottleneck_distance", "k3_d100"),
+        &est,
+        |b, est| b.iter(|| bottleneck_distance(est, &ts).expect("valid")),
+    );
+    group.finish();
 }
 
 fn bench_generate(c: &mut Criterion) {

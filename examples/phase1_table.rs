@@ -23,33 +23,65 @@ fn one(setting: &str, seed: u64, cfg: &RunConfig) -> Row {
     let fed = &data.train;
     let ts = fed.theta_star().expect("synthetic").clone();
     let delta = separation(&ts);
-    let oracle = Phase2Only { cfg: cfg.clone(), init: None, oracle: true };
-    let oracle_out = oracle.run(fed, seed, &mut Recorder::quiet()).expect("oracle runs");
-    let oracle_err = bottleneck_distance(&oracle_out.theta_hat, &ts).expect("k models").value;
-    let tp = TwoPhase { cfg: cfg.clone(), init: None };
+    let oracle = Phase2Only {
+        cfg: cfg.clone(),
+        init: None,
+        oracle: true,
+    };
+    let oracle_out = oracle
+        .run(fed, seed, &mut Recorder::quiet())
+        .expect("oracle runs");
+    let oracle_err = bottleneck_distance(&oracle_out.theta_hat, &ts)
+        .expect("k models")
+        .value;
+    let tp = TwoPhase {
+        cfg: cfg.clone(),
+        init: None,
+    };
     match tp.run_detailed(fed, seed, &mut Recorder::quiet()) {
         Ok((out, p1)) => {
-            let p1_err = bottleneck_distance(&p1.theta_hat, &ts).expect("k models").value;
-            let fin = bottleneck_distance(&out.theta_hat, &ts).expect("k models").value;
-            Row { found: true, phase1_ratio: p1_err / delta, final_ratio: fin / oracle_err, note: format!("components {}", p1.components_found) }
+            let p1_err = bottleneck_distance(&p1.theta_hat, &ts)
+                .expect("k models")
+                .value;
+            let fin = bottleneck_distance(&out.theta_hat, &ts)
+                .expect("k models")
+                .value;
+            Row {
+                found: true,
+                phase1_ratio: p1_err / delta,
+                final_ratio: fin / oracle_err,
+                note: format!("components {}", p1.components_found),
+            }
         }
-        Err(FedmixError::TooFewClusters { found, .. }) => {
-            Row { found: false, phase1_ratio: f64::NAN, final_ratio: f64::NAN, note: format!("found {found}") }
-        }
-        Err(e) => Row { found: false, phase1_ratio: f64::NAN, final_ratio: f64::NAN, note: e.to_string() },
+        Err(FedmixError::TooFewClusters { found, .. }) => Row {
+            found: false,
+            phase1_ratio: f64::NAN,
+            final_ratio: f64::NAN,
+            note: format!("found {found}"),
+        },
+        Err(e) => Row {
+            found: false,
+            phase1_ratio: f64::NAN,
+            final_ratio: f64::NAN,
+            note: e.to_string(),
+        },
     }
 }
 
 fn main() {
     let sets: Vec<(String, String)> = std::env::args()
         .skip(1)
-        .filter_map(|a| a.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .filter_map(|a| {
+            a.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
         .collect();
     let cfg = RunConfig::from_sources(None, &sets).expect("valid configuration");
     println!("config overrides: {sets:?}");
     println!("| setting | found k | Phase 1 d/Δ (min–max) | final/oracle (min–max) | notes |");
     println!("|---|---|---|---|---|");
-    let only = std::env::var("SETTINGS").unwrap_or_else(|_| "sxy-balanced,sxy-unbalanced-data,sxy-unbalanced-both".into());
+    let only = std::env::var("SETTINGS")
+        .unwrap_or_else(|_| "sxy-balanced,sxy-unbalanced-data,sxy-unbalanced-both".into());
     for setting in only.split(',') {
         let seeds: Vec<u64> = (1..=10).collect();
         let rows: Vec<Row> = std::thread::scope(|s| {
@@ -57,10 +89,18 @@ fn main() {
                 .chunks(5)
                 .map(|chunk| {
                     let cfg = &cfg;
-                    s.spawn(move || chunk.iter().map(|&seed| one(setting, seed, cfg)).collect::<Vec<_>>())
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|&seed| one(setting, seed, cfg))
+                            .collect::<Vec<_>>()
+                    })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("worker"))
+                .collect()
         });
         let found: Vec<&Row> = rows.iter().filter(|r| r.found).collect();
         let range = |f: &dyn Fn(&Row) -> f64| {
@@ -69,7 +109,12 @@ fn main() {
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             format!("{lo:.3}–{hi:.3}")
         };
-        let notes: Vec<String> = rows.iter().enumerate().filter(|(_, r)| !r.found).map(|(i, r)| format!("seed {}: {}", i + 1, r.note)).collect();
+        let notes: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.found)
+            .map(|(i, r)| format!("seed {}: {}", i + 1, r.note))
+            .collect();
         println!(
             "| {setting} | {}/10 | {} | {} | {} |",
             found.len(),

@@ -61,7 +61,11 @@ impl Federation {
             return Err(FedmixError::NoClients);
         }
         if features.nrows() == 0 {
-            return Err(FedmixError::invalid("d", 0, "the dimension must be at least 1"));
+            return Err(FedmixError::invalid(
+                "d",
+                0,
+                "the dimension must be at least 1",
+            ));
         }
         if let Some(client) = sizes.iter().position(|&n| n == 0) {
             return Err(FedmixError::EmptyClient { client });
@@ -71,7 +75,11 @@ impl Federation {
         mismatch("feature columns (N)", total, features.ncols())?;
         mismatch("responses (N)", total, responses.len())?;
         if k == Some(0) {
-            return Err(FedmixError::invalid("k", 0, "the number of clusters must be at least 1"));
+            return Err(FedmixError::invalid(
+                "k",
+                0,
+                "the number of clusters must be at least 1",
+            ));
         }
         let fed = Self {
             features,
@@ -184,8 +192,7 @@ impl Federation {
     }
     /// `φ(x_i)ᵀ` as a `d × n_i` view (column `j` is `φ(x_ij)`).
     pub fn x(&self, client: usize) -> DMatrixView<'_, f64> {
-        self.features
-            .columns(self.offsets[client], self.n(client))
+        self.features.columns(self.offsets[client], self.n(client))
     }
     /// `y_i` as a view.
     pub fn y(&self, client: usize) -> DVectorView<'_, f64> {
@@ -299,20 +306,32 @@ mod tests {
     fn rejects_each_invariant() {
         let mut p = parts();
         p.sizes = vec![2, 0, 3];
-        assert!(matches!(Federation::new(p), Err(FedmixError::EmptyClient { client: 1 })));
+        assert!(matches!(
+            Federation::new(p),
+            Err(FedmixError::EmptyClient { client: 1 })
+        ));
         let mut p = parts();
         p.features[(1, 3)] = f64::NAN;
         let e = Federation::new(p).unwrap_err().to_string();
         assert!(e.contains("client 1, sample 1, coordinate 1"), "{e}");
         let mut p = parts();
         p.responses[0] = f64::INFINITY;
-        assert!(matches!(Federation::new(p), Err(FedmixError::NonFinite { .. })));
+        assert!(matches!(
+            Federation::new(p),
+            Err(FedmixError::NonFinite { .. })
+        ));
         let mut p = parts();
         p.labels = Some(vec![0, 2]);
-        assert!(matches!(Federation::new(p), Err(FedmixError::LabelOutOfRange { client: 1, .. })));
+        assert!(matches!(
+            Federation::new(p),
+            Err(FedmixError::LabelOutOfRange { client: 1, .. })
+        ));
         let mut p = parts();
         p.theta_star = Some(DMatrix::zeros(3, 2));
-        assert!(matches!(Federation::new(p), Err(FedmixError::DimensionMismatch { .. })));
+        assert!(matches!(
+            Federation::new(p),
+            Err(FedmixError::DimensionMismatch { .. })
+        ));
         let mut p = parts();
         p.sizes = vec![];
         assert!(matches!(Federation::new(p), Err(FedmixError::NoClients)));

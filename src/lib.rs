@@ -13,9 +13,9 @@
 #![deny(missing_docs)]
 #![deny(clippy::float_cmp)]
 
+pub mod algorithms;
 pub mod error;
 pub mod federation;
-pub mod algorithms;
 pub mod io;
 pub mod linalg;
 pub mod metrics;

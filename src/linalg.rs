@@ -5,8 +5,8 @@
 use crate::error::{FedmixError, Result};
 use crate::rng::Rng;
 use nalgebra::{DMatrix, DVector};
-use rand_distr::StandardNormal;
 use rand::RngExt;
+use rand_distr::StandardNormal;
 
 /// Thin QR `A = QR` with the signs fixed so that `diag(R) ≥ 0` (unique for full-rank `A`).
 pub fn qr_positive(a: DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
@@ -33,7 +33,11 @@ pub fn orthonormalize(a: DMatrix<f64>) -> DMatrix<f64> {
 /// [`FedmixError::InvalidParameter`] when `k > d` or `k = 0`.
 pub fn random_orthonormal(d: usize, k: usize, rng: &mut Rng) -> Result<DMatrix<f64>> {
     if k == 0 || k > d {
-        return Err(FedmixError::invalid("k", k, format!("need 1 ≤ k ≤ d = {d} for a d × k frame")));
+        return Err(FedmixError::invalid(
+            "k",
+            k,
+            format!("need 1 ≤ k ≤ d = {d} for a d × k frame"),
+        ));
     }
     let g = DMatrix::from_fn(d, k, |_, _| rng.sample::<f64, _>(StandardNormal));
     Ok(orthonormalize(g))
@@ -41,7 +45,11 @@ pub fn random_orthonormal(d: usize, k: usize, rng: &mut Rng) -> Result<DMatrix<f
 
 /// Orthogonal iteration on a square `Y` [GVL13 §8.2.4]: `Q_{t+1} R_{t+1} = Y Q_t`, returning
 /// every iterate `Q_0 … Q_t` (used by the Lemma 4 check).
-pub fn orthogonal_iteration_path(y: &DMatrix<f64>, q0: &DMatrix<f64>, steps: usize) -> Vec<DMatrix<f64>> {
+pub fn orthogonal_iteration_path(
+    y: &DMatrix<f64>,
+    q0: &DMatrix<f64>,
+    steps: usize,
+) -> Vec<DMatrix<f64>> {
     let mut path = Vec::with_capacity(steps + 1);
     path.push(q0.clone());
     for t in 0..steps {
@@ -88,16 +96,23 @@ pub fn top_k_left_singular(y: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>> {
     if k == 0 || k > y.nrows().min(y.ncols()) {
         return Err(FedmixError::invalid("k", k, "exceeds the matrix dimension"));
     }
-    let svd = y.clone().try_svd(true, false, f64::EPSILON, 10_000).ok_or(FedmixError::Divergence {
-        phase: "SVD of the subspace matrix".into(),
-        round: 0,
-    })?;
+    let svd =
+        y.clone()
+            .try_svd(true, false, f64::EPSILON, 10_000)
+            .ok_or(FedmixError::Divergence {
+                phase: "SVD of the subspace matrix".into(),
+                round: 0,
+            })?;
     let u = svd.u.ok_or(FedmixError::Divergence {
         phase: "SVD of the subspace matrix".into(),
         round: 0,
     })?;
     let mut order: Vec<usize> = (0..svd.singular_values.len()).collect();
-    order.sort_by(|&a, &b| svd.singular_values[b].total_cmp(&svd.singular_values[a]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        svd.singular_values[b]
+            .total_cmp(&svd.singular_values[a])
+            .then(a.cmp(&b))
+    });
     let mut out = DMatrix::zeros(y.nrows(), k);
     for (c, &j) in order.iter().take(k).enumerate() {
         let mut col = u.column(j).clone_owned();
@@ -132,7 +147,9 @@ mod tests {
     fn orthogonal_iteration_finds_dominant_subspace() {
         // Y = diag(5, 4, 1, 0.5, …): dominant 2-dim subspace = e1, e2.
         let d = 8;
-        let y = DMatrix::from_diagonal(&DVector::from_fn(d, |i, _| [5.0, 4.0, 1.0][i.min(2)] / (1 + i.saturating_sub(2)) as f64));
+        let y = DMatrix::from_diagonal(&DVector::from_fn(d, |i, _| {
+            [5.0, 4.0, 1.0][i.min(2)] / (1 + i.saturating_sub(2)) as f64
+        }));
         let q0 = random_orthonormal(d, 2, &mut stream(2, Purpose::Subspace, 0)).unwrap();
         let q = orthogonal_iteration(&y, &q0, 60);
         let u = DMatrix::identity(d, 2);

@@ -18,7 +18,11 @@ macro_rules! say {
 }
 
 #[derive(Parser)]
-#[command(name = "fedmix", version, about = "Clustered federated learning for mixed regression: reference implementation")]
+#[command(
+    name = "fedmix",
+    version,
+    about = "Clustered federated learning for mixed regression: reference implementation"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -95,7 +99,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`| head`): nothing left to tell anyone.
-        Err(FedmixError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(FedmixError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -106,7 +112,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Settings => settings(),
-        Command::Generate { setting, seed, sets, out } => {
+        Command::Generate {
+            setting,
+            seed,
+            sets,
+            out,
+        } => {
             let sets = parse_sets(&sets)?;
             let data = synthetic::generate_named(&setting, seed, &sets)?;
             let ds = Dataset::from(data);
@@ -139,7 +150,8 @@ fn settings() -> Result<()> {
     for (name, doc) in synthetic::SETTINGS {
         let p = SettingParams::named(name)?;
         say!("{name}: {doc}");
-        let table = toml::Table::try_from(&p).map_err(|e| FedmixError::invalid("settings", name, e.to_string()))?;
+        let table = toml::Table::try_from(&p)
+            .map_err(|e| FedmixError::invalid("settings", name, e.to_string()))?;
         for (key, value) in table {
             say!("    {key} = {value}");
         }
@@ -157,23 +169,50 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
     let sizes = fed.sizes();
     let m = &ds.manifest;
     say!("dataset      {}", dir.display());
-    say!("setting      {}", m.setting.as_deref().unwrap_or("(external)"));
-    say!("seed         {}", m.seed.map_or("-".into(), |s| s.to_string()));
-    say!("M, N, d, k   {}, {}, {}, {}", fed.num_clients(), fed.total_samples(), fed.d(), fed.k().map_or("-".into(), |k| k.to_string()));
-    let (min, max) = (sizes.iter().min().unwrap_or(&0), sizes.iter().max().unwrap_or(&0));
-    say!("n_i          min {min}, max {max}, mean {:.3}", fed.total_samples() as f64 / sizes.len() as f64);
+    say!(
+        "setting      {}",
+        m.setting.as_deref().unwrap_or("(external)")
+    );
+    say!(
+        "seed         {}",
+        m.seed.map_or("-".into(), |s| s.to_string())
+    );
+    say!(
+        "M, N, d, k   {}, {}, {}, {}",
+        fed.num_clients(),
+        fed.total_samples(),
+        fed.d(),
+        fed.k().map_or("-".into(), |k| k.to_string())
+    );
+    let (min, max) = (
+        sizes.iter().min().unwrap_or(&0),
+        sizes.iter().max().unwrap_or(&0),
+    );
+    say!(
+        "n_i          min {min}, max {max}, mean {:.3}",
+        fed.total_samples() as f64 / sizes.len() as f64
+    );
     say!("chi2(n)      {:.6}", metrics::chi2(&sizes));
     let (g, client) = metrics::gamma(fed, eta);
-    say!("gamma        {g:.6} at eta = {eta} (client {client}; eta < {:.6e} keeps gamma < 1)", eta / g);
+    say!(
+        "gamma        {g:.6} at eta = {eta} (client {client}; eta < {:.6e} keeps gamma < 1)",
+        eta / g
+    );
     if let (Some(labels), Some(k)) = (fed.labels(), fed.k()) {
         say!("rho          {:.6}", metrics::rho(&sizes, labels, k));
-        say!("p_min        {:.6} (fraction of clients)", metrics::p_min(labels, k));
+        say!(
+            "p_min        {:.6} (fraction of clients)",
+            metrics::p_min(labels, k)
+        );
         let nj = metrics::cluster_samples(&sizes, labels, k);
         say!("N_j          {nj:?}");
     }
     if let Some(ts) = fed.theta_star() {
         say!("Delta        {:.6}", metrics::separation(ts));
-        let norms: Vec<String> = ts.column_iter().map(|c| format!("{:.4}", c.norm())).collect();
+        let norms: Vec<String> = ts
+            .column_iter()
+            .map(|c| format!("{:.4}", c.norm()))
+            .collect();
         say!("|theta*_j|   [{}]", norms.join(", "));
     }
     if let Some(ts) = &m.test_sizes {
@@ -190,19 +229,33 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let sets = parse_sets(&args.sets)?;
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
-        Some(_) => sets.into_iter().partition(|(k, _)| data_keys.contains(&k.as_str())),
+        Some(_) => sets
+            .into_iter()
+            .partition(|(k, _)| data_keys.contains(&k.as_str())),
         None => (Vec::new(), sets),
     };
     let ds = match (&args.data, &args.setting) {
         (Some(dir), _) => read_dataset(dir)?,
-        (None, Some(name)) => Dataset::from(synthetic::generate_named(name, args.seed, &data_sets)?),
-        (None, None) => return Err(FedmixError::Missing { what: "a data source (--data DIR or --setting NAME)".into() }),
+        (None, Some(name)) => {
+            Dataset::from(synthetic::generate_named(name, args.seed, &data_sets)?)
+        }
+        (None, None) => {
+            return Err(FedmixError::Missing {
+                what: "a data source (--data DIR or --setting NAME)".into(),
+            })
+        }
     };
     let config_text = match &args.config {
-        Some(p) => Some((p.clone(), std::fs::read_to_string(p).map_err(|e| FedmixError::io(p, e))?)),
+        Some(p) => Some((
+            p.clone(),
+            std::fs::read_to_string(p).map_err(|e| FedmixError::io(p, e))?,
+        )),
         None => None,
     };
-    let cfg = RunConfig::from_sources(config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())), &run_sets)?;
+    let cfg = RunConfig::from_sources(
+        config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())),
+        &run_sets,
+    )?;
     let init = match &args.init {
         Some(p) => {
             let (shape, v) = fedmix::io::read_f64(p, &[None, Some(ds.train.d())])?;
@@ -211,11 +264,26 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
         None => None,
     };
     let alg: Box<dyn Algorithm> = match args.algorithm.as_str() {
-        "two-phase" => Box::new(TwoPhase { cfg: cfg.clone(), init }),
-        "phase2" => Box::new(Phase2Only { cfg: cfg.clone(), init, oracle: false }),
-        "oracle" => Box::new(Phase2Only { cfg: cfg.clone(), init: None, oracle: true }),
+        "two-phase" => Box::new(TwoPhase {
+            cfg: cfg.clone(),
+            init,
+        }),
+        "phase2" => Box::new(Phase2Only {
+            cfg: cfg.clone(),
+            init,
+            oracle: false,
+        }),
+        "oracle" => Box::new(Phase2Only {
+            cfg: cfg.clone(),
+            init: None,
+            oracle: true,
+        }),
         other => {
-            return Err(FedmixError::invalid("algorithm", other, "known: two-phase, phase2, oracle"));
+            return Err(FedmixError::invalid(
+                "algorithm",
+                other,
+                "known: two-phase, phase2, oracle",
+            ));
         }
     };
     let mut rec = Recorder::new(args.save_iterates);
@@ -223,22 +291,48 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let p2 = cfg.phase2(&ds.train);
     let mut summary = serde_json::Map::new();
     summary.insert("algorithm".into(), serde_json::json!(alg.name()));
-    summary.insert("fedmix_version".into(), serde_json::json!(env!("CARGO_PKG_VERSION")));
+    summary.insert(
+        "fedmix_version".into(),
+        serde_json::json!(env!("CARGO_PKG_VERSION")),
+    );
     summary.insert("seed".into(), serde_json::json!(args.seed));
-    summary.insert("data".into(), serde_json::json!({
-        "dir": args.data.as_ref().map(|p| p.display().to_string()),
-        "setting": ds.manifest.setting,
-        "seed": ds.manifest.seed,
-        "parameters": ds.manifest.parameters,
-    }));
-    summary.insert("config".into(), serde_json::to_value(&cfg).unwrap_or_default());
-    summary.insert("init_file".into(), serde_json::json!(args.init.as_ref().map(|p| p.display().to_string())));
-    summary.insert("constants".into(), fedmix::output::data_constants(&ds.train, p2.eta, p2.local_steps));
-    summary.insert("final".into(), fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out));
-    summary.insert("wall_time_seconds".into(), serde_json::json!(started.elapsed().as_secs_f64()));
+    summary.insert(
+        "data".into(),
+        serde_json::json!({
+            "dir": args.data.as_ref().map(|p| p.display().to_string()),
+            "setting": ds.manifest.setting,
+            "seed": ds.manifest.seed,
+            "parameters": ds.manifest.parameters,
+        }),
+    );
+    summary.insert(
+        "config".into(),
+        serde_json::to_value(&cfg).unwrap_or_default(),
+    );
+    summary.insert(
+        "init_file".into(),
+        serde_json::json!(args.init.as_ref().map(|p| p.display().to_string())),
+    );
+    summary.insert(
+        "constants".into(),
+        fedmix::output::data_constants(&ds.train, p2.eta, p2.local_steps),
+    );
+    summary.insert(
+        "final".into(),
+        fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out),
+    );
+    summary.insert(
+        "wall_time_seconds".into(),
+        serde_json::json!(started.elapsed().as_secs_f64()),
+    );
     fedmix::output::write_run(&args.out, &ds.train, &out, &rec, summary)?;
     let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
-    say!("{} finished: {} rounds, final {}", alg.name(), rec.rows.len(), fin);
+    say!(
+        "{} finished: {} rounds, final {}",
+        alg.name(),
+        rec.rows.len(),
+        fin
+    );
     say!("wrote {}", args.out.display());
     Ok(())
 }

@@ -29,7 +29,10 @@ pub struct Assignment {
 /// # Errors
 /// [`FedmixError::DimensionMismatch`] for different `d` or fewer estimates than true models,
 /// [`FedmixError::InvalidParameter`] (`k`) when there are no true models.
-pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+pub fn distance_matrix(
+    theta_hat: &DMatrix<f64>,
+    theta_star: &DMatrix<f64>,
+) -> Result<DMatrix<f64>> {
     if theta_hat.nrows() != theta_star.nrows() {
         return Err(FedmixError::DimensionMismatch {
             what: "model dimension d of theta_hat vs theta_star".into(),
@@ -38,7 +41,11 @@ pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> R
         });
     }
     if theta_star.ncols() == 0 {
-        return Err(FedmixError::invalid("k", 0, "at least one true model is needed"));
+        return Err(FedmixError::invalid(
+            "k",
+            0,
+            "at least one true model is needed",
+        ));
     }
     if theta_hat.ncols() < theta_star.ncols() {
         return Err(FedmixError::DimensionMismatch {
@@ -47,9 +54,11 @@ pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> R
             found: theta_hat.ncols(),
         });
     }
-    Ok(DMatrix::from_fn(theta_star.ncols(), theta_hat.ncols(), |j, l| {
-        (theta_hat.column(l) - theta_star.column(j)).norm()
-    }))
+    Ok(DMatrix::from_fn(
+        theta_star.ncols(),
+        theta_hat.ncols(),
+        |j, l| (theta_hat.column(l) - theta_star.column(j)).norm(),
+    ))
 }
 
 /// `d(θ̂, θ*)` of SXY22 eq. 6: the exact bottleneck assignment. Among bottleneck-optimal
@@ -58,7 +67,10 @@ pub fn distance_matrix(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> R
 ///
 /// # Errors
 /// Dimension mismatches, fewer estimates than true models, or non-finite models.
-pub fn bottleneck_distance(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> Result<Assignment> {
+pub fn bottleneck_distance(
+    theta_hat: &DMatrix<f64>,
+    theta_star: &DMatrix<f64>,
+) -> Result<Assignment> {
     let c = distance_matrix(theta_hat, theta_star)?;
     finite_costs(&c)?;
     let mut cands: Vec<f64> = c.iter().copied().collect();
@@ -109,7 +121,11 @@ fn finite_costs(c: &DMatrix<f64>) -> Result<()> {
     match c.iter().position(|v| !v.is_finite()) {
         Some(pos) => Err(FedmixError::NonFinite {
             field: "model distances".into(),
-            location: format!("true cluster {}, estimate {}", pos % c.nrows(), pos / c.nrows()),
+            location: format!(
+                "true cluster {}, estimate {}",
+                pos % c.nrows(),
+                pos / c.nrows()
+            ),
             value: c[pos],
         }),
         None => Ok(()),
@@ -125,7 +141,13 @@ fn has_row_perfect_matching(c: &DMatrix<f64>, thr: f64) -> bool {
     })
 }
 
-fn augment(c: &DMatrix<f64>, thr: f64, row: usize, seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
+fn augment(
+    c: &DMatrix<f64>,
+    thr: f64,
+    row: usize,
+    seen: &mut [bool],
+    owner: &mut [Option<usize>],
+) -> bool {
     for col in 0..c.ncols() {
         if c[(row, col)] <= thr && !seen[col] {
             seen[col] = true;
@@ -337,7 +359,11 @@ pub struct ErrorSummary {
 /// # Errors
 /// Missing labels or `θ*`, length or dimension mismatch, an assigned model index outside
 /// `0..theta_hat.ncols()` ([`FedmixError::LabelOutOfRange`]).
-pub fn per_client_errors(fed: &Federation, theta_hat: &DMatrix<f64>, assigned: &[usize]) -> Result<Vec<f64>> {
+pub fn per_client_errors(
+    fed: &Federation,
+    theta_hat: &DMatrix<f64>,
+    assigned: &[usize],
+) -> Result<Vec<f64>> {
     let labels = fed.require_labels("per-client errors")?;
     let ts = fed.require_theta_star("per-client errors")?;
     if assigned.len() != labels.len() {
@@ -371,7 +397,12 @@ pub fn per_client_errors(fed: &Federation, theta_hat: &DMatrix<f64>, assigned: &
 /// Mean, median, 90% quantile and max of a non-empty slice (empty → zeros).
 pub fn summarize(values: &[f64]) -> ErrorSummary {
     if values.is_empty() {
-        return ErrorSummary { mean: 0.0, median: 0.0, q90: 0.0, max: 0.0 };
+        return ErrorSummary {
+            mean: 0.0,
+            median: 0.0,
+            q90: 0.0,
+            max: 0.0,
+        };
     }
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
@@ -388,21 +419,34 @@ pub fn summarize(values: &[f64]) -> ErrorSummary {
 pub fn chi2(sizes: &[usize]) -> f64 {
     let total: f64 = sizes.iter().map(|&n| n as f64).sum();
     let m = sizes.len() as f64;
-    m * sizes.iter().map(|&n| (n as f64 / total).powi(2)).sum::<f64>() - 1.0
+    m * sizes
+        .iter()
+        .map(|&n| (n as f64 / total).powi(2))
+        .sum::<f64>()
+        - 1.0
 }
 
 /// `‖φ(x_i)‖₂² / n_i` for client `i` (spectral norm, via the smaller Gram matrix).
 pub fn client_curvature(fed: &Federation, client: usize) -> f64 {
     let x = fed.x(client);
-    let gram = if x.nrows() <= x.ncols() { x * x.transpose() } else { x.tr_mul(&x) };
+    let gram = if x.nrows() <= x.ncols() {
+        x * x.transpose()
+    } else {
+        x.tr_mul(&x)
+    };
     let lmax = SymmetricEigen::new(gram).eigenvalues.max();
     lmax / fed.n(client) as f64
 }
 
 /// `γ = η max_i ‖φ(x_i)‖₂² / n_i` [SXY21], with the client attaining the max.
 pub fn gamma(fed: &Federation, eta: f64) -> (f64, usize) {
-    let curv: Vec<f64> = (0..fed.num_clients()).map(|i| client_curvature(fed, i)).collect();
-    let arg = curv.iter().enumerate().fold(0, |b, (i, c)| if *c > curv[b] { i } else { b });
+    let curv: Vec<f64> = (0..fed.num_clients())
+        .map(|i| client_curvature(fed, i))
+        .collect();
+    let arg = curv
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, c)| if *c > curv[b] { i } else { b });
     (eta * curv[arg], arg)
 }
 

@@ -15,9 +15,15 @@ use std::path::Path;
 pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutput) -> Value {
     let mut m = Map::new();
     let theta = &out.theta_hat;
-    m.insert("training_loss".into(), json!(metrics::training_loss(fed, theta)));
+    m.insert(
+        "training_loss".into(),
+        json!(metrics::training_loss(fed, theta)),
+    );
     if let Some(t) = test {
-        m.insert("heldout_loss".into(), json!(metrics::training_loss(t, theta)));
+        m.insert(
+            "heldout_loss".into(),
+            json!(metrics::training_loss(t, theta)),
+        );
     }
     if let Some(ts) = fed.theta_star() {
         if let Ok(a) = metrics::bottleneck_distance(theta, ts) {
@@ -26,7 +32,10 @@ pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutpu
             m.insert("assignment".into(), json!(a.perm));
         }
         if let Ok(s) = metrics::sum_assignment(theta, ts) {
-            m.insert("mean_assignment_error".into(), json!(s.value / ts.ncols() as f64));
+            m.insert(
+                "mean_assignment_error".into(),
+                json!(s.value / ts.ncols() as f64),
+            );
         }
     }
     if let Some(truth) = fed.labels() {
@@ -50,21 +59,38 @@ pub fn data_constants(fed: &Federation, eta: f64, local_steps: usize) -> Value {
     let mut m = Map::new();
     m.insert("chi2_n".into(), json!(metrics::chi2(&sizes)));
     m.insert("gamma".into(), json!(gamma));
-    m.insert("kappa_fedavg".into(), json!(metrics::kappa_fedavg(gamma, local_steps)));
+    m.insert(
+        "kappa_fedavg".into(),
+        json!(metrics::kappa_fedavg(gamma, local_steps)),
+    );
     m.insert("kappa_fedprox".into(), json!(metrics::kappa_fedprox(gamma)));
     if let (Some(labels), Some(k)) = (fed.labels(), fed.k()) {
         m.insert("rho".into(), json!(metrics::rho(&sizes, labels, k)));
         m.insert("p_min".into(), json!(metrics::p_min(labels, k)));
-        if let (Some(ts), Ok(zeta)) = (fed.theta_star(), crate::algorithms::lemma1::noise_vector(fed)) {
+        if let (Some(ts), Ok(zeta)) = (
+            fed.theta_star(),
+            crate::algorithms::lemma1::noise_vector(fed),
+        ) {
             let delta = metrics::separation(ts);
             let sigma2 = zeta.norm_squared() / fed.total_samples() as f64;
-            let snr = if sigma2 > 0.0 { (delta * delta / sigma2).min(1.0) } else { 1.0 };
+            let snr = if sigma2 > 0.0 {
+                (delta * delta / sigma2).min(1.0)
+            } else {
+                1.0
+            };
             let c = 1.0;
             let n_total = fed.total_samples() as f64;
-            let nu1: f64 = sizes.iter().map(|&n| n as f64 * (4.0 * k as f64 * (-c * n as f64 * snr * snr).exp()).min(1.0)).sum::<f64>() / n_total;
+            let nu1: f64 = sizes
+                .iter()
+                .map(|&n| n as f64 * (4.0 * k as f64 * (-c * n as f64 * snr * snr).exp()).min(1.0))
+                .sum::<f64>()
+                / n_total;
             m.insert("separation".into(), json!(delta));
             m.insert("sigma_estimate".into(), json!(sigma2.sqrt()));
-            m.insert("nu_first_term".into(), json!({"value": nu1, "c": c, "p_e": "min(1, 4k exp(-c n (1 ∧ Δ²/σ²)²))"}));
+            m.insert(
+                "nu_first_term".into(),
+                json!({"value": nu1, "c": c, "p_e": "min(1, 4k exp(-c n (1 ∧ Δ²/σ²)²))"}),
+            );
         }
     }
     Value::Object(m)
@@ -74,29 +100,58 @@ pub fn data_constants(fed: &Federation, eta: f64, local_steps: usize) -> Value {
 ///
 /// # Errors
 /// [`FedmixError::Output`] / [`FedmixError::Io`].
-pub fn write_run(dir: &Path, fed: &Federation, out: &RunOutput, rec: &Recorder, mut summary: Map<String, Value>) -> Result<()> {
+pub fn write_run(
+    dir: &Path,
+    fed: &Federation,
+    out: &RunOutput,
+    rec: &Recorder,
+    mut summary: Map<String, Value>,
+) -> Result<()> {
     prepare_output_dir(dir)?;
     let theta: &DMatrix<f64> = &out.theta_hat;
-    write_f64(&dir.join("theta_hat.npy"), &[theta.ncols(), theta.nrows()], theta.as_slice())?;
+    write_f64(
+        &dir.join("theta_hat.npy"),
+        &[theta.ncols(), theta.nrows()],
+        theta.as_slice(),
+    )?;
     let labels: Vec<i64> = out.labels.iter().map(|&l| l as i64).collect();
     write_i64(&dir.join("labels.npy"), &[labels.len()], &labels)?;
     write_atomic(&dir.join("trace.csv"), rec.to_csv().as_bytes())?;
     if rec.save_iterates {
         let (d, k) = (fed.d(), theta.ncols());
-        let flat: Vec<f64> = rec.iterates.iter().flat_map(|m| m.as_slice().iter().copied()).collect();
-        write_f64(&dir.join("iterates.npy"), &[rec.iterates.len(), k, d], &flat)?;
+        let flat: Vec<f64> = rec
+            .iterates
+            .iter()
+            .flat_map(|m| m.as_slice().iter().copied())
+            .collect();
+        write_f64(
+            &dir.join("iterates.npy"),
+            &[rec.iterates.len(), k, d],
+            &flat,
+        )?;
         if !rec.labels.is_empty() {
-            let flat: Vec<i64> = rec.labels.iter().flat_map(|l| l.iter().map(|&x| x as i64)).collect();
-            write_i64(&dir.join("iterate_labels.npy"), &[rec.labels.len(), fed.num_clients()], &flat)?;
+            let flat: Vec<i64> = rec
+                .labels
+                .iter()
+                .flat_map(|l| l.iter().map(|&x| x as i64))
+                .collect();
+            write_i64(
+                &dir.join("iterate_labels.npy"),
+                &[rec.labels.len(), fed.num_clients()],
+                &flat,
+            )?;
         }
     }
     summary.insert("termination".into(), json!(out.termination));
     summary.insert("rounds_recorded".into(), json!(rec.rows.len()));
-    summary.insert("communication".into(), json!({
-        "phase1": rec.comm_total(Some(Phase::Phase1)),
-        "phase2": rec.comm_total(Some(Phase::Phase2)),
-        "total": rec.comm_total(None),
-    }));
+    summary.insert(
+        "communication".into(),
+        json!({
+            "phase1": rec.comm_total(Some(Phase::Phase1)),
+            "phase2": rec.comm_total(Some(Phase::Phase2)),
+            "total": rec.comm_total(None),
+        }),
+    );
     for (k, v) in &out.extra {
         summary.insert(k.clone(), v.clone());
     }
@@ -109,13 +164,21 @@ pub fn write_run(dir: &Path, fed: &Federation, out: &RunOutput, rec: &Recorder, 
 /// [`FedmixError::Output`].
 pub fn check_fresh_output(dir: &Path, force: bool) -> Result<()> {
     if dir.is_dir() && !force {
-        let non_empty = std::fs::read_dir(dir).map(|mut r| r.next().is_some()).unwrap_or(false);
+        let non_empty = std::fs::read_dir(dir)
+            .map(|mut r| r.next().is_some())
+            .unwrap_or(false);
         if non_empty {
-            return Err(FedmixError::Output { path: dir.into(), message: "is not empty (use --force to overwrite)".into() });
+            return Err(FedmixError::Output {
+                path: dir.into(),
+                message: "is not empty (use --force to overwrite)".into(),
+            });
         }
     }
     if dir.exists() && !dir.is_dir() {
-        return Err(FedmixError::Output { path: dir.into(), message: "exists and is not a directory".into() });
+        return Err(FedmixError::Output {
+            path: dir.into(),
+            message: "exists and is not a directory".into(),
+        });
     }
     Ok(())
 }

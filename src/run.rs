@@ -129,15 +129,34 @@ impl Recorder {
     }
 
     /// Record a Phase 2 style round: models `theta` (`d × k`) and the labels clients chose.
-    pub fn model_round(&mut self, fed: &Federation, phase: Phase, theta: &DMatrix<f64>, labels: Option<&[usize]>, comm: Comm) {
+    pub fn model_round(
+        &mut self,
+        fed: &Federation,
+        phase: Phase,
+        theta: &DMatrix<f64>,
+        labels: Option<&[usize]>,
+        comm: Comm,
+    ) {
         let round = self.rows.len() + 1;
         if self.skip_metrics {
-            self.rows.push(RoundRecord { round, phase, distance: None, per_cluster: Vec::new(), misclustering: None, training_loss: None, anchors: None, anchor_clusters: None, comm });
+            self.rows.push(RoundRecord {
+                round,
+                phase,
+                distance: None,
+                per_cluster: Vec::new(),
+                misclustering: None,
+                training_loss: None,
+                anchors: None,
+                anchor_clusters: None,
+                comm,
+            });
             return;
         }
         let (distance, per_cluster) = model_distance(fed, theta);
         let misclustering = match (labels, fed.labels()) {
-            (Some(est), Some(truth)) => metrics::misclustering(est, truth, &fed.sizes()).ok().map(|m| (m.clients, m.samples)),
+            (Some(est), Some(truth)) => metrics::misclustering(est, truth, &fed.sizes())
+                .ok()
+                .map(|m| (m.clients, m.samples)),
             _ => None,
         };
         self.rows.push(RoundRecord {
@@ -183,10 +202,21 @@ impl Recorder {
              floats_down,floats_up,messages,participants\n",
         );
         let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:e}"));
-        let list = |v: Option<&[f64]>| v.map_or(String::new(), |v| v.iter().map(|x| format!("{x:e}")).collect::<Vec<_>>().join(";"));
+        let list = |v: Option<&[f64]>| {
+            v.map_or(String::new(), |v| {
+                v.iter()
+                    .map(|x| format!("{x:e}"))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+        };
         for r in &self.rows {
             let a = r.anchors.as_ref();
-            let max = |v: &[f64]| v.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            let max = |v: &[f64]| {
+                v.iter()
+                    .copied()
+                    .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+            };
             let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let per: Vec<String> = r.per_cluster.iter().map(|x| format!("{x:e}")).collect();
             s.push_str(&format!(
@@ -218,7 +248,10 @@ impl Recorder {
 
 /// `d(θ, θ*)` and per-cluster errors, when `θ*` is known and `theta` has ≥ k finite columns.
 pub fn model_distance(fed: &Federation, theta: &DMatrix<f64>) -> (Option<f64>, Vec<f64>) {
-    match fed.theta_star().map(|ts| metrics::bottleneck_distance(theta, ts)) {
+    match fed
+        .theta_star()
+        .map(|ts| metrics::bottleneck_distance(theta, ts))
+    {
         Some(Ok(a)) => (Some(a.value), a.per_cluster),
         _ => (None, Vec::new()),
     }

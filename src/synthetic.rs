@@ -37,24 +37,63 @@ pub const SETTINGS: &[(&str, &str)] = &[
 pub const PARAMETERS: &[(&str, &str)] = &[
     ("k", "number of clusters (≥ 1)"),
     ("d", "dimension of φ(x) (≥ 1)"),
-    ("clients", "total number of clients M, including large and singleton clients"),
-    ("samples", "n_i of an ordinary client (the scale of the size distribution)"),
-    ("large_clients", "number of clients (after the ordinary ones) holding large_samples"),
+    (
+        "clients",
+        "total number of clients M, including large and singleton clients",
+    ),
+    (
+        "samples",
+        "n_i of an ordinary client (the scale of the size distribution)",
+    ),
+    (
+        "large_clients",
+        "number of clients (after the ordinary ones) holding large_samples",
+    ),
     ("large_samples", "n_i of a large client"),
     ("singleton_clients", "number of clients (last) with n_i = 1"),
-    ("sizes", "size distribution of ordinary clients: fixed | lognormal | zipf"),
-    ("size_spread", "lognormal: σ of log n_i; zipf: the exponent s"),
+    (
+        "sizes",
+        "size distribution of ordinary clients: fixed | lognormal | zipf",
+    ),
+    (
+        "size_spread",
+        "lognormal: σ of log n_i; zipf: the exponent s",
+    ),
     ("size_min", "floor of drawn sizes (≥ 1)"),
-    ("size_max", "cap of drawn sizes (zipf support {1..size_max})"),
+    (
+        "size_max",
+        "cap of drawn sizes (zipf support {1..size_max})",
+    ),
     ("sigma", "noise scale σ ≥ 0: ζ = σ·N(0,1)"),
     ("r", "scale of θ* (see theta)"),
-    ("p", "cluster probabilities, comma separated (empty = uniform); used by labels=iid"),
-    ("labels", "label rule: iid (from p) | blocks (⌊i·k/M⌋) | modulo (i mod k)"),
-    ("theta", "θ* law: gaussian (N(0, r²I/d)) | bernoulli (r·Ber(0.5)^d) | bernoulli-rescaled (‖θ*‖=r)"),
-    ("feature_map", "identity (x ~ N(0, Σ_z)) | polynomial (u ~ U(−1,1), φ = (1,u,…,u^{d−1}))"),
-    ("covariance", "identity | diagonal (per cluster, entries ~ U[cov_min, cov_max])"),
-    ("cov_min", "α: smallest covariance eigenvalue for covariance=diagonal (> 0)"),
-    ("cov_max", "β: largest covariance eigenvalue for covariance=diagonal (≥ cov_min)"),
+    (
+        "p",
+        "cluster probabilities, comma separated (empty = uniform); used by labels=iid",
+    ),
+    (
+        "labels",
+        "label rule: iid (from p) | blocks (⌊i·k/M⌋) | modulo (i mod k)",
+    ),
+    (
+        "theta",
+        "θ* law: gaussian (N(0, r²I/d)) | bernoulli (r·Ber(0.5)^d) | bernoulli-rescaled (‖θ*‖=r)",
+    ),
+    (
+        "feature_map",
+        "identity (x ~ N(0, Σ_z)) | polynomial (u ~ U(−1,1), φ = (1,u,…,u^{d−1}))",
+    ),
+    (
+        "covariance",
+        "identity | diagonal (per cluster, entries ~ U[cov_min, cov_max])",
+    ),
+    (
+        "cov_min",
+        "α: smallest covariance eigenvalue for covariance=diagonal (> 0)",
+    ),
+    (
+        "cov_max",
+        "β: largest covariance eigenvalue for covariance=diagonal (≥ cov_min)",
+    ),
     ("test_samples", "held-out samples per client (0 = none)"),
 ];
 
@@ -246,7 +285,9 @@ impl SettingParams {
                 self.p = if v.is_empty() {
                     Vec::new()
                 } else {
-                    v.split(',').map(|s| parse(key, s.trim())).collect::<Result<_>>()?
+                    v.split(',')
+                        .map(|s| parse(key, s.trim()))
+                        .collect::<Result<_>>()?
                 }
             }
             "labels" => self.labels = parse_enum(key, v)?,
@@ -260,7 +301,11 @@ impl SettingParams {
                 return Err(FedmixError::UnknownParameter {
                     name: key.into(),
                     owner: "synthetic settings".into(),
-                    known: PARAMETERS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+                    known: PARAMETERS
+                        .iter()
+                        .map(|p| p.0)
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 })
             }
         }
@@ -288,7 +333,11 @@ impl SettingParams {
         positive("large_samples", self.large_samples)?;
         positive("size_min", self.size_min)?;
         if self.size_max < self.size_min {
-            return Err(FedmixError::invalid("size_max", self.size_max, "must be ≥ size_min"));
+            return Err(FedmixError::invalid(
+                "size_max",
+                self.size_max,
+                "must be ≥ size_min",
+            ));
         }
         let special = self.large_clients as u128 + self.singleton_clients as u128;
         if special > self.clients as u128 {
@@ -302,17 +351,29 @@ impl SettingParams {
         nonneg_finite("r", self.r)?;
         nonneg_finite("size_spread", self.size_spread)?;
         if self.sizes == SizeDist::Zipf && self.size_spread <= 0.0 {
-            return Err(FedmixError::invalid("size_spread", self.size_spread, "zipf needs s > 0"));
+            return Err(FedmixError::invalid(
+                "size_spread",
+                self.size_spread,
+                "zipf needs s > 0",
+            ));
         }
         if !self.p.is_empty() {
             self.check_p()?;
         }
         if self.covariance == Covariance::Diagonal {
             if !(self.cov_min.is_finite() && self.cov_min > 0.0) {
-                return Err(FedmixError::invalid("cov_min", self.cov_min, "must be finite and > 0"));
+                return Err(FedmixError::invalid(
+                    "cov_min",
+                    self.cov_min,
+                    "must be finite and > 0",
+                ));
             }
             if !(self.cov_max.is_finite() && self.cov_max >= self.cov_min) {
-                return Err(FedmixError::invalid("cov_max", self.cov_max, "must be finite and ≥ cov_min"));
+                return Err(FedmixError::invalid(
+                    "cov_max",
+                    self.cov_max,
+                    "must be finite and ≥ cov_min",
+                ));
             }
             if self.feature_map == FeatureMap::Polynomial {
                 return Err(FedmixError::invalid(
@@ -328,14 +389,26 @@ impl SettingParams {
     fn check_p(&self) -> Result<()> {
         let show = || format!("{:?}", self.p);
         if self.p.len() != self.k {
-            return Err(FedmixError::invalid("p", show(), format!("needs k = {} entries", self.k)));
+            return Err(FedmixError::invalid(
+                "p",
+                show(),
+                format!("needs k = {} entries", self.k),
+            ));
         }
         if self.p.iter().any(|&q| !(q.is_finite() && q >= 0.0)) {
-            return Err(FedmixError::invalid("p", show(), "entries must be finite and ≥ 0"));
+            return Err(FedmixError::invalid(
+                "p",
+                show(),
+                "entries must be finite and ≥ 0",
+            ));
         }
         let sum: f64 = self.p.iter().sum();
         if (sum - 1.0).abs() > 1e-9 {
-            return Err(FedmixError::invalid("p", show(), format!("must sum to 1 (sums to {sum})")));
+            return Err(FedmixError::invalid(
+                "p",
+                show(),
+                format!("must sum to 1 (sums to {sum})"),
+            ));
         }
         Ok(())
     }
@@ -480,7 +553,8 @@ fn draw_sizes(p: &SettingParams, seed: u64) -> Vec<usize> {
             }
             SizeDist::Zipf => {
                 // Zipf::new only fails for n < 1 or s < 0, both excluded by `check`.
-                let z = Zipf::new(p.size_max as f64, p.size_spread).map_or(1.0, |z| z.sample(&mut rng));
+                let z =
+                    Zipf::new(p.size_max as f64, p.size_spread).map_or(1.0, |z| z.sample(&mut rng));
                 (z as usize).max(p.size_min)
             }
         })
@@ -498,7 +572,9 @@ fn draw_labels(p: &SettingParams, seed: u64) -> Vec<usize> {
         LabelRule::Iid => {
             let probs = p.probabilities();
             let mut rng = stream(seed, Purpose::Labels, 0);
-            (0..m).map(|_| inverse_cdf(&probs, rng.random::<f64>())).collect()
+            (0..m)
+                .map(|_| inverse_cdf(&probs, rng.random::<f64>()))
+                .collect()
         }
     }
 }
@@ -524,25 +600,33 @@ fn draw_theta_star(p: &SettingParams, seed: u64) -> Result<DMatrix<f64>> {
         match p.theta {
             ThetaDist::Gaussian => {
                 let scale = p.r / (d as f64).sqrt();
-                col.iter_mut().for_each(|v| *v = scale * rng.sample::<f64, _>(StandardNormal));
+                col.iter_mut()
+                    .for_each(|v| *v = scale * rng.sample::<f64, _>(StandardNormal));
             }
             ThetaDist::Bernoulli => {
-                col.iter_mut().for_each(|v| *v = if rng.random_bool(0.5) { p.r } else { 0.0 });
+                col.iter_mut()
+                    .for_each(|v| *v = if rng.random_bool(0.5) { p.r } else { 0.0 });
             }
             ThetaDist::BernoulliRescaled => {
                 // Redraw an all-zero vector (probability 2^-d), which cannot be rescaled.
                 let mut ones = 0usize;
                 for _ in 0..1000 {
-                    col.iter_mut().for_each(|v| *v = if rng.random_bool(0.5) { 1.0 } else { 0.0 });
+                    col.iter_mut()
+                        .for_each(|v| *v = if rng.random_bool(0.5) { 1.0 } else { 0.0 });
                     ones = col.iter().filter(|v| **v > 0.0).count();
                     if ones > 0 {
                         break;
                     }
                 }
                 if ones == 0 {
-                    return Err(FedmixError::invalid("d", d, "bernoulli-rescaled drew only zero vectors"));
+                    return Err(FedmixError::invalid(
+                        "d",
+                        d,
+                        "bernoulli-rescaled drew only zero vectors",
+                    ));
                 }
-                col.iter_mut().for_each(|v| *v *= p.r / (ones as f64).sqrt());
+                col.iter_mut()
+                    .for_each(|v| *v *= p.r / (ones as f64).sqrt());
             }
         }
     }
@@ -604,7 +688,9 @@ impl Ctx<'_> {
         let d = self.params.d;
         match self.params.feature_map {
             FeatureMap::Identity => {
-                block.iter_mut().for_each(|v| *v = rng.sample(StandardNormal));
+                block
+                    .iter_mut()
+                    .for_each(|v| *v = rng.sample(StandardNormal));
                 if let Some(sd) = self.cov {
                     let sd = sd.column(z);
                     for x in block.chunks_exact_mut(d) {

@@ -10,10 +10,24 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn fedmix(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_fedmix")).args(args).output().expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_fedmix"))
+        .args(args)
+        .output()
+        .expect("binary runs")
 }
 
-const SMALL: &[&str] = &["--setting", "sxy-balanced", "--seed", "3", "--set", "d=10", "--set", "clients=60", "--set", "samples=30"];
+const SMALL: &[&str] = &[
+    "--setting",
+    "sxy-balanced",
+    "--seed",
+    "3",
+    "--set",
+    "d=10",
+    "--set",
+    "clients=60",
+    "--set",
+    "samples=30",
+];
 
 #[test]
 fn run_writes_the_contracted_files() {
@@ -21,22 +35,47 @@ fn run_writes_the_contracted_files() {
     let o = out.to_str().unwrap();
     let mut args = vec!["run", "--algorithm", "two-phase"];
     args.extend_from_slice(SMALL);
-    args.extend_from_slice(&["--set", "rounds=30", "--set", "phase1_iterations=4", "--save-iterates", "--out", o]);
+    args.extend_from_slice(&[
+        "--set",
+        "rounds=30",
+        "--set",
+        "phase1_iterations=4",
+        "--save-iterates",
+        "--out",
+        o,
+    ]);
     let r = fedmix(&args);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    for f in ["theta_hat.npy", "labels.npy", "trace.csv", "summary.json", "iterates.npy"] {
+    for f in [
+        "theta_hat.npy",
+        "labels.npy",
+        "trace.csv",
+        "summary.json",
+        "iterates.npy",
+    ] {
         assert!(out.join(f).is_file(), "missing {f}");
     }
-    let (shape, _) = fedmix::io::read_f64(&out.join("theta_hat.npy"), &[Some(3), Some(10)]).unwrap();
+    let (shape, _) =
+        fedmix::io::read_f64(&out.join("theta_hat.npy"), &[Some(3), Some(10)]).unwrap();
     assert_eq!(shape, vec![3, 10]);
-    let (shape, _) = fedmix::io::read_f64(&out.join("iterates.npy"), &[Some(30), Some(3), Some(10)]).unwrap();
+    let (shape, _) =
+        fedmix::io::read_f64(&out.join("iterates.npy"), &[Some(30), Some(3), Some(10)]).unwrap();
     assert_eq!(shape, vec![30, 3, 10]);
     let (_, labels) = fedmix::io::read_i64(&out.join("labels.npy"), &[Some(60)]).unwrap();
     assert!(labels.iter().all(|&l| (0..3).contains(&l)));
     let trace = std::fs::read_to_string(out.join("trace.csv")).unwrap();
     assert_eq!(trace.lines().count(), 1 + 4 + 30);
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    for key in ["config", "constants", "final", "wall_time_seconds", "communication", "phase1", "seed"] {
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "config",
+        "constants",
+        "final",
+        "wall_time_seconds",
+        "communication",
+        "phase1",
+        "seed",
+    ] {
         assert!(summary.get(key).is_some(), "summary lacks {key}");
     }
     assert!(summary["constants"]["gamma"].as_f64().unwrap() < 1.0);
@@ -52,11 +91,11 @@ fn run_user_errors_exit_2_with_one_line() {
     let out = tmp("err");
     let o = out.to_str().unwrap().to_string();
     let cases: Vec<Vec<&str>> = vec![
-        vec!["--set", "eta=100"],          // γ ≥ 1
-        vec!["--set", "local_steps=0"],    // s = 0
-        vec!["--set", "no_such_key=1"],    // unknown key
-        vec!["--set", "rounds=many"],      // wrong type
-        vec!["--set", "eta=-1"],           // η ≤ 0
+        vec!["--set", "eta=100"],       // γ ≥ 1
+        vec!["--set", "local_steps=0"], // s = 0
+        vec!["--set", "no_such_key=1"], // unknown key
+        vec!["--set", "rounds=many"],   // wrong type
+        vec!["--set", "eta=-1"],        // η ≤ 0
     ];
     for extra in cases {
         let mut args = vec!["run", "--algorithm", "two-phase"];
@@ -67,9 +106,20 @@ fn run_user_errors_exit_2_with_one_line() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{extra:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{extra:?}: {err}");
-        assert!(err.starts_with("error:") && !err.contains("panicked"), "{extra:?}: {err}");
+        assert!(
+            err.starts_with("error:") && !err.contains("panicked"),
+            "{extra:?}: {err}"
+        );
     }
-    let r = fedmix(&["run", "--algorithm", "nope", "--setting", "sxy-balanced", "--out", &o]);
+    let r = fedmix(&[
+        "run",
+        "--algorithm",
+        "nope",
+        "--setting",
+        "sxy-balanced",
+        "--out",
+        &o,
+    ]);
     assert_eq!(r.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,6 +1,8 @@
 //! Tests of the SXY22 two-phase algorithm (issue: two-phase algorithm).
 
-use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_matrix, FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use fedmix::algorithms::fedmd::{
+    client_moments, run_fedmd, subspace_matrix, FedMdParams, Pairing, Phase1Variant, SubspaceMethod,
+};
 use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters, LocalSolver, Phase2Params};
 use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, p_block, GlobalOperator};
 use fedmix::algorithms::orthogonal_iteration::{assemble, federated_orthogonal_iteration};
@@ -17,7 +19,10 @@ use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use proptest::prelude::*;
 
 fn sets(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 /// A small random federation: heavy-tailed sizes (some n_i < d, some ≥ d) and per-cluster
@@ -43,7 +48,13 @@ fn rel(a: &DVector<f64>, b: &DVector<f64>) -> f64 {
 }
 
 fn solver_cases() -> Vec<(LocalSolver, usize)> {
-    vec![(LocalSolver::Fedavg, 1), (LocalSolver::Fedavg, 2), (LocalSolver::Fedavg, 5), (LocalSolver::Fedavg, 10), (LocalSolver::Fedprox, 1)]
+    vec![
+        (LocalSolver::Fedavg, 1),
+        (LocalSolver::Fedavg, 2),
+        (LocalSolver::Fedavg, 5),
+        (LocalSolver::Fedavg, 10),
+        (LocalSolver::Fedprox, 1),
+    ]
 }
 
 proptest! {
@@ -110,11 +121,26 @@ fn lemma1_check_detects_a_perturbed_operator() {
     let fed = random_fed(3, 2, 5, 8, 0.3);
     let theta = random_init(5, 2, 1.0, 3, 0);
     let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
-    let p = Phase2Params { eta: 0.5 / g1, local_steps: 3, local_solver: LocalSolver::Fedavg, rounds: 1 };
+    let p = Phase2Params {
+        eta: 0.5 / g1,
+        local_steps: 3,
+        local_solver: LocalSolver::Fedavg,
+        rounds: 1,
+    };
     let labels = assign_clusters(&fed, &theta);
     let next = aggregate(&fed, &theta, &labels, &p, None);
-    let wrong = GlobalOperator::new(&fed, &Phase2Params { local_steps: 4, ..p }).unwrap();
-    let closed = wrong.eq11(&theta.column(0).clone_owned(), &lambda_diag(&fed, &labels, 0));
+    let wrong = GlobalOperator::new(
+        &fed,
+        &Phase2Params {
+            local_steps: 4,
+            ..p
+        },
+    )
+    .unwrap();
+    let closed = wrong.eq11(
+        &theta.column(0).clone_owned(),
+        &lambda_diag(&fed, &labels, 0),
+    );
     assert!(rel(&next.column(0).clone_owned(), &closed) > 1e-6);
 }
 
@@ -128,9 +154,15 @@ fn oracle_round_contracts_by_exactly_the_norm() {
     let truth = fed.labels().unwrap().to_vec();
     let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
     for (solver, s) in solver_cases() {
-        let p = Phase2Params { eta: 0.5 / g1, local_steps: s, local_solver: solver, rounds: 1 };
+        let p = Phase2Params {
+            eta: 0.5 / g1,
+            local_steps: s,
+            local_solver: solver,
+            rounds: 1,
+        };
         let op = GlobalOperator::new(&fed, &p).unwrap();
-        let prox = (solver == LocalSolver::Fedprox).then(|| fedmix::algorithms::fedx_clustering::prox_factors(&fed, p.eta).unwrap());
+        let prox = (solver == LocalSolver::Fedprox)
+            .then(|| fedmix::algorithms::fedx_clustering::prox_factors(&fed, p.eta).unwrap());
         for j in 0..2 {
             let kj = op.K(&lambda_diag(&fed, &truth, j));
             let kj = (&kj + kj.transpose()) * 0.5; // symmetric up to rounding
@@ -143,7 +175,10 @@ fn oracle_round_contracts_by_exactly_the_norm() {
             theta.set_column(j, &(ts.column(j) + &dir));
             let next = aggregate(&fed, &theta, &truth, &p, prox.as_deref());
             let ratio = (next.column(j) - ts.column(j)).norm() / dir.norm();
-            assert!((ratio - norm).abs() <= 1e-10, "{solver:?} s={s}: ratio {ratio} vs ‖I−ηK‖ {norm}");
+            assert!(
+                (ratio - norm).abs() <= 1e-10,
+                "{solver:?} s={s}: ratio {ratio} vs ‖I−ηK‖ {norm}"
+            );
             // A generic direction contracts at least as much.
             let generic = DVector::from_fn(6, |r, _| (r as f64 + 1.0).sin());
             theta.set_column(j, &(ts.column(j) + &generic));
@@ -171,14 +206,26 @@ fn federated_oi_equals_centralised_on_phase1_moments() {
         let q = federated_orthogonal_iteration(&moments, &q0, 10, &mut comm).unwrap();
         let mut c = q0.clone();
         for t in 0..10 {
-            c = if t % 2 == 0 { y.transpose() * &c } else { orthonormalize(&y * &c) };
+            c = if t % 2 == 0 {
+                y.transpose() * &c
+            } else {
+                orthonormalize(&y * &c)
+            };
         }
-        assert!((&q - &c).amax() < 1e-10, "{pairing:?}: {}", (&q - &c).amax());
+        assert!(
+            (&q - &c).amax() < 1e-10,
+            "{pairing:?}: {}",
+            (&q - &c).amax()
+        );
     }
 }
 
 fn small_balanced(seed: u64) -> Federation {
-    let s = sets(&[("d", "20".into()), ("clients", "120".into()), ("samples", "40".into())]);
+    let s = sets(&[
+        ("d", "20".into()),
+        ("clients", "120".into()),
+        ("samples", "40".into()),
+    ]);
     generate_named("sxy-balanced", seed, &s).unwrap().train
 }
 
@@ -189,15 +236,36 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
     for seed in 1..=3 {
         let fed = small_balanced(seed);
         let ts = fed.theta_star().unwrap();
-        let cfg = RunConfig { rounds: 150, ..RunConfig::default() };
-        let (out, p1) = TwoPhase { cfg: cfg.clone(), init: None }.run_detailed(&fed, seed, &mut Recorder::new(false)).unwrap();
+        let cfg = RunConfig {
+            rounds: 150,
+            ..RunConfig::default()
+        };
+        let (out, p1) = TwoPhase {
+            cfg: cfg.clone(),
+            init: None,
+        }
+        .run_detailed(&fed, seed, &mut Recorder::new(false))
+        .unwrap();
         let delta = fedmix::metrics::separation(ts);
         let p1_err = bottleneck_distance(&p1.theta_hat, ts).unwrap().value;
-        assert!(p1_err < delta / 2.0, "seed {seed}: Phase 1 error {p1_err} vs Δ/2 = {}", delta / 2.0);
+        assert!(
+            p1_err < delta / 2.0,
+            "seed {seed}: Phase 1 error {p1_err} vs Δ/2 = {}",
+            delta / 2.0
+        );
         let ours = bottleneck_distance(&out.theta_hat, ts).unwrap().value;
-        let oracle = Phase2Only { cfg, init: None, oracle: true }.run(&fed, seed, &mut Recorder::new(false)).unwrap();
+        let oracle = Phase2Only {
+            cfg,
+            init: None,
+            oracle: true,
+        }
+        .run(&fed, seed, &mut Recorder::new(false))
+        .unwrap();
         let floor = bottleneck_distance(&oracle.theta_hat, ts).unwrap().value;
-        assert!(ours <= 1.1 * floor, "seed {seed}: final {ours} vs oracle {floor}");
+        assert!(
+            ours <= 1.1 * floor,
+            "seed {seed}: final {ours} vs oracle {floor}"
+        );
     }
 }
 
@@ -205,9 +273,20 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
 #[test]
 fn two_phase_is_deterministic() {
     let fed = small_balanced(9);
-    let cfg = RunConfig { rounds: 20, phase1_iterations: 5, ..RunConfig::default() };
-    let a = TwoPhase { cfg: cfg.clone(), init: None }.run(&fed, 4, &mut Recorder::new(false)).unwrap();
-    let b = TwoPhase { cfg, init: None }.run(&fed, 4, &mut Recorder::new(false)).unwrap();
+    let cfg = RunConfig {
+        rounds: 20,
+        phase1_iterations: 5,
+        ..RunConfig::default()
+    };
+    let a = TwoPhase {
+        cfg: cfg.clone(),
+        init: None,
+    }
+    .run(&fed, 4, &mut Recorder::new(false))
+    .unwrap();
+    let b = TwoPhase { cfg, init: None }
+        .run(&fed, 4, &mut Recorder::new(false))
+        .unwrap();
     let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&a.theta_hat), bits(&b.theta_hat));
     assert_eq!(a.labels, b.labels);
@@ -217,17 +296,40 @@ fn two_phase_is_deterministic() {
 /// a federation built for it and moves the anchors towards their models.
 #[test]
 fn faithful_variant_runs_and_descends() {
-    let s = sets(&[("d", "8".into()), ("clients", "1200".into()), ("samples", "2".into()), ("large_clients", "30".into()), ("large_samples", "200".into()), ("k", "2".into())]);
+    let s = sets(&[
+        ("d", "8".into()),
+        ("clients", "1200".into()),
+        ("samples", "2".into()),
+        ("large_clients", "30".into()),
+        ("large_samples", "200".into()),
+        ("k", "2".into()),
+    ]);
     let fed = generate_named("sxy-balanced", 2, &s).unwrap().train;
-    let cfg = RunConfig { phase1_variant: Phase1Variant::Faithful, phase1_iterations: 4, anchors: Some(12), m: Some(250), ell: Some(25), t1: 20, ..RunConfig::default() };
+    let cfg = RunConfig {
+        phase1_variant: Phase1Variant::Faithful,
+        phase1_iterations: 4,
+        anchors: Some(12),
+        m: Some(250),
+        ell: Some(25),
+        t1: 20,
+        ..RunConfig::default()
+    };
     let p = cfg.phase1(&fed).unwrap();
     let theta0 = DVector::zeros(8);
     let mut rec = Recorder::new(false);
     let out = run_fedmd(&fed, &p, &theta0, 2, &mut rec).unwrap();
     let first = rec.rows.first().unwrap().distance.unwrap();
     let last = rec.rows.last().unwrap().distance.unwrap();
-    let start = fed.theta_star().unwrap().column_iter().map(|c| c.norm()).fold(0.0, f64::max);
-    assert!(last < 0.6 * start, "anchors' max error {first} → {last}, start {start}");
+    let start = fed
+        .theta_star()
+        .unwrap()
+        .column_iter()
+        .map(|c| c.norm())
+        .fold(0.0, f64::max);
+    assert!(
+        last < 0.6 * start,
+        "anchors' max error {first} → {last}, start {start}"
+    );
     assert!(out.components_found >= 2);
 }
 
@@ -255,31 +357,77 @@ fn base_p1(k: usize) -> FedMdParams {
 fn bad_inputs_give_typed_errors() {
     let fed = small_balanced(1);
     // γ ≥ 1: reports γ and the largest admissible η.
-    let cfg = RunConfig { eta: Some(10.0), ..RunConfig::default() };
-    let e = TwoPhase { cfg, init: None }.run(&fed, 1, &mut Recorder::new(false)).unwrap_err();
+    let cfg = RunConfig {
+        eta: Some(10.0),
+        ..RunConfig::default()
+    };
+    let e = TwoPhase { cfg, init: None }
+        .run(&fed, 1, &mut Recorder::new(false))
+        .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("largest admissible eta"), "{e}");
     // Too few eligible anchors.
-    let p = FedMdParams { anchor_min_samples: 1000, ..base_p1(3) };
+    let p = FedMdParams {
+        anchor_min_samples: 1000,
+        ..base_p1(3)
+    };
     let e = run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).unwrap_err();
-    assert!(matches!(e, FedmixError::NotEnoughClients { found: 0, needed: 4, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            FedmixError::NotEnoughClients {
+                found: 0,
+                needed: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Faithful anchors need 2ℓT fresh samples.
-    let p = FedMdParams { variant: Phase1Variant::Faithful, ell: 30, m: 5, ..base_p1(3) };
+    let p = FedMdParams {
+        variant: Phase1Variant::Faithful,
+        ell: 30,
+        m: 5,
+        ..base_p1(3)
+    };
     let e = run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).unwrap_err();
     assert!(e.to_string().contains("2ℓT"), "{e}");
     // Fewer than k clusters: a huge Δ merges every anchor.
-    let p = FedMdParams { separation: Some(1e6), ..base_p1(3) };
+    let p = FedMdParams {
+        separation: Some(1e6),
+        ..base_p1(3)
+    };
     let e = run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).unwrap_err();
-    assert!(matches!(e, FedmixError::TooFewClusters { found: 1, k: 3 }), "{e}");
+    assert!(
+        matches!(e, FedmixError::TooFewClusters { found: 1, k: 3 }),
+        "{e}"
+    );
     // Non-finite iterate: a start at 1e300 overflows the residual moments.
     let p = base_p1(3);
-    let e = run_fedmd(&fed, &p, &DVector::from_element(20, 1e300), 1, &mut Recorder::new(false)).unwrap_err();
+    let e = run_fedmd(
+        &fed,
+        &p,
+        &DVector::from_element(20, 1e300),
+        1,
+        &mut Recorder::new(false),
+    )
+    .unwrap_err();
     assert!(matches!(e, FedmixError::Divergence { .. }), "{e}");
     // Odd T₁ for orthogonal iteration.
-    let p = FedMdParams { subspace: SubspaceMethod::OrthogonalIteration, t1: 3, ..base_p1(3) };
+    let p = FedMdParams {
+        subspace: SubspaceMethod::OrthogonalIteration,
+        t1: 3,
+        ..base_p1(3)
+    };
     assert!(run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).is_err());
     // Wrong init dimension.
-    let e = Phase2Only { cfg: RunConfig::default(), init: Some(DMatrix::zeros(7, 3)), oracle: false }.run(&fed, 1, &mut Recorder::new(false)).unwrap_err();
+    let e = Phase2Only {
+        cfg: RunConfig::default(),
+        init: Some(DMatrix::zeros(7, 3)),
+        oracle: false,
+    }
+    .run(&fed, 1, &mut Recorder::new(false))
+    .unwrap_err();
     assert!(matches!(e, FedmixError::DimensionMismatch { .. }), "{e}");
     // Unknown config key / wrong type.
     assert!(RunConfig::from_sources(None, &sets(&[("etaa", "0.1".into())])).is_err());
@@ -290,10 +438,20 @@ fn bad_inputs_give_typed_errors() {
 /// Clients with n_i = 1 are excluded from the subspace step and counted.
 #[test]
 fn singleton_clients_are_excluded_and_counted() {
-    let s = sets(&[("d", "20".into()), ("clients", "130".into()), ("samples", "40".into()), ("singleton_clients", "10".into())]);
+    let s = sets(&[
+        ("d", "20".into()),
+        ("clients", "130".into()),
+        ("samples", "40".into()),
+        ("singleton_clients", "10".into()),
+    ]);
     let fed = generate_named("sxy-balanced", 4, &s).unwrap().train;
     // A tiny Δ keeps every anchor its own component, so clustering cannot fail here.
-    let p = FedMdParams { anchors: 9, iterations: 3, separation: Some(1e-9), ..base_p1(3) };
+    let p = FedMdParams {
+        anchors: 9,
+        iterations: 3,
+        separation: Some(1e-9),
+        ..base_p1(3)
+    };
     let out = run_fedmd(&fed, &p, &DVector::zeros(20), 4, &mut Recorder::new(false)).unwrap();
     assert_eq!(out.excluded_clients, 10);
     assert_eq!(out.components_found, 9);
@@ -304,8 +462,23 @@ fn singleton_clients_are_excluded_and_counted() {
 #[test]
 fn theorem1_choices_and_their_errors() {
     use fedmix::algorithms::fedmd::{theorem1_choices, Theorem1Constants};
-    let c = Theorem1Constants { c_m: 0.01, c_ell: 0.5, c_t1: 1.0, c_t2: 1.0, iterations: 2, epsilon: 0.2 };
-    let s = sets(&[("d", "5".into()), ("clients", "3000".into()), ("samples", "2".into()), ("large_clients", "60".into()), ("large_samples", "100".into()), ("k", "2".into()), ("labels", "modulo".into())]);
+    let c = Theorem1Constants {
+        c_m: 0.01,
+        c_ell: 0.5,
+        c_t1: 1.0,
+        c_t2: 1.0,
+        iterations: 2,
+        epsilon: 0.2,
+    };
+    let s = sets(&[
+        ("d", "5".into()),
+        ("clients", "3000".into()),
+        ("samples", "2".into()),
+        ("large_clients", "60".into()),
+        ("large_samples", "100".into()),
+        ("k", "2".into()),
+        ("labels", "modulo".into()),
+    ]);
     let fed = generate_named("sxy-balanced", 1, &s).unwrap().train;
     let p = theorem1_choices(&fed, 2, &c).unwrap();
     let n = fed.total_samples() as f64;

@@ -111,7 +111,12 @@ pub struct FedMdOutput {
 }
 
 /// Residual moments `ε(x_ij, y_ij, θ)` of client `i` over `range`, as columns (`d × |range|`).
-pub fn residual_moments(fed: &Federation, i: usize, theta: &DVector<f64>, range: std::ops::Range<usize>) -> DMatrix<f64> {
+pub fn residual_moments(
+    fed: &Federation,
+    i: usize,
+    theta: &DVector<f64>,
+    range: std::ops::Range<usize>,
+) -> DMatrix<f64> {
     let x = fed.x(i).columns(range.start, range.len()).clone_owned();
     let r = fed.y(i).rows(range.start, range.len()) - x.tr_mul(theta);
     let mut e = x;
@@ -142,7 +147,10 @@ pub fn pair_moments(e: &DMatrix<f64>, pairing: Pairing) -> (DMatrix<f64>, DMatri
             let h = n / 2;
             let first = e.columns(0, h).column_mean();
             let second = e.columns(h, h).column_mean();
-            (DMatrix::from_column_slice(e.nrows(), 1, first.as_slice()), DMatrix::from_column_slice(e.nrows(), 1, second.as_slice()))
+            (
+                DMatrix::from_column_slice(e.nrows(), 1, first.as_slice()),
+                DMatrix::from_column_slice(e.nrows(), 1, second.as_slice()),
+            )
         }
         Pairing::FirstTwo => (e.columns(0, 1).clone_owned(), e.columns(1, 1).clone_owned()),
     }
@@ -171,29 +179,49 @@ impl FedMdParams {
             return Err(FedmixError::invalid("k", 0, "must be ≥ 1"));
         }
         if self.anchors < self.k {
-            return Err(FedmixError::invalid("anchors", self.anchors, format!("need at least k = {} anchors", self.k)));
+            return Err(FedmixError::invalid(
+                "anchors",
+                self.anchors,
+                format!("need at least k = {} anchors", self.k),
+            ));
         }
-        if self.variant == Phase1Variant::Faithful || self.subspace == SubspaceMethod::OrthogonalIteration {
-            if self.t1 == 0 || self.t1 % 2 == 1 {
-                return Err(FedmixError::invalid("t1", self.t1, "must be even and ≥ 2"));
-            }
+        let needs_t1 = self.variant == Phase1Variant::Faithful
+            || self.subspace == SubspaceMethod::OrthogonalIteration;
+        if needs_t1 && (self.t1 == 0 || self.t1 % 2 == 1) {
+            return Err(FedmixError::invalid("t1", self.t1, "must be even and ≥ 2"));
         }
         if self.t2 == 0 {
             return Err(FedmixError::invalid("t2", 0, "must be ≥ 1"));
         }
         if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(FedmixError::invalid("epsilon", self.epsilon, "must be finite and ≥ 0"));
+            return Err(FedmixError::invalid(
+                "epsilon",
+                self.epsilon,
+                "must be finite and ≥ 0",
+            ));
         }
         if !(self.alpha > 0.0 && self.beta >= self.alpha && self.beta.is_finite()) {
-            return Err(FedmixError::invalid("alpha", self.alpha, format!("need 0 < alpha ≤ beta (beta = {})", self.beta)));
+            return Err(FedmixError::invalid(
+                "alpha",
+                self.alpha,
+                format!("need 0 < alpha ≤ beta (beta = {})", self.beta),
+            ));
         }
         if let Some(s) = self.separation {
             if !(s.is_finite() && s > 0.0) {
-                return Err(FedmixError::invalid("separation", s, "must be finite and > 0"));
+                return Err(FedmixError::invalid(
+                    "separation",
+                    s,
+                    "must be finite and > 0",
+                ));
             }
         }
         if self.variant == Phase1Variant::Faithful && (self.m == 0 || self.ell == 0) {
-            return Err(FedmixError::invalid("m", self.m, "m and ell must be ≥ 1 in the faithful variant"));
+            return Err(FedmixError::invalid(
+                "m",
+                self.m,
+                "m and ell must be ≥ 1 in the faithful variant",
+            ));
         }
         Ok(())
     }
@@ -205,17 +233,33 @@ impl FedMdParams {
 /// Parameter errors, [`FedmixError::NotEnoughClients`] (anchors / fresh clients),
 /// [`FedmixError::Missing`] (Δ unknown), [`FedmixError::TooFewClusters`],
 /// [`FedmixError::Divergence`].
-pub fn run_fedmd(fed: &Federation, p: &FedMdParams, theta0: &DVector<f64>, seed: u64, rec: &mut Recorder) -> Result<FedMdOutput> {
+pub fn run_fedmd(
+    fed: &Federation,
+    p: &FedMdParams,
+    theta0: &DVector<f64>,
+    seed: u64,
+    rec: &mut Recorder,
+) -> Result<FedMdOutput> {
     p.check()?;
     if theta0.len() != fed.d() {
-        return Err(FedmixError::DimensionMismatch { what: "theta0 (d)".into(), expected: fed.d(), found: theta0.len() });
+        return Err(FedmixError::DimensionMismatch {
+            what: "theta0 (d)".into(),
+            expected: fed.d(),
+            found: theta0.len(),
+        });
     }
     if p.k > fed.d() {
-        return Err(FedmixError::invalid("k", p.k, format!("must be ≤ d = {}", fed.d())));
+        return Err(FedmixError::invalid(
+            "k",
+            p.k,
+            format!("must be ≤ d = {}", fed.d()),
+        ));
     }
     let separation = match p.separation {
         Some(s) => s,
-        None => crate::metrics::separation(fed.require_theta_star("the separation Δ of Phase 1 (or set `separation`)")?),
+        None => crate::metrics::separation(
+            fed.require_theta_star("the separation Δ of Phase 1 (or set `separation`)")?,
+        ),
     };
     let plan = Plan::new(fed, p, seed)?;
     let mut models = DMatrix::from_fn(fed.d(), plan.anchors.len(), |r, _| theta0[r]);
@@ -224,14 +268,20 @@ pub fn run_fedmd(fed: &Federation, p: &FedMdParams, theta0: &DVector<f64>, seed:
         let mut comm = Comm::default();
         for (a, &client) in plan.anchors.iter().enumerate() {
             let theta = models.column(a).clone_owned();
-            let step = anchor_step(fed, p, &plan, t, a, client, &theta, separation, seed, &mut comm)?;
+            let step = anchor_step(
+                fed, p, &plan, t, a, client, &theta, separation, seed, &mut comm,
+            )?;
             models.set_column(a, &(&theta + &step.direction * step.eta));
             stats.sigma_hat.push(step.sigma_hat);
             stats.step_sizes.push(step.eta);
         }
         check_finite_iterate(&models, "phase 1", t + 1)?;
         stats.errors = anchor_errors(fed, &plan.anchors, &models);
-        let max_err = stats.errors.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        let max_err = stats
+            .errors
+            .iter()
+            .copied()
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
         rec.rows.push(RoundRecord {
             round: rec.rows.len() + 1,
             phase: Phase::Phase1,
@@ -272,18 +322,30 @@ impl Plan {
         let m_total = fed.num_clients();
         let excluded = (0..m_total).filter(|&i| fed.n(i) < 2).count();
         let (need, purpose) = match p.variant {
-            Phase1Variant::Practical => (p.anchor_min_samples.max(2), "anchor candidates (n_i ≥ anchor_min_samples)"),
-            Phase1Variant::Faithful => (2 * p.ell * p.iterations, "anchor candidates (n_i ≥ 2ℓT fresh samples)"),
+            Phase1Variant::Practical => (
+                p.anchor_min_samples.max(2),
+                "anchor candidates (n_i ≥ anchor_min_samples)",
+            ),
+            Phase1Variant::Faithful => (
+                2 * p.ell * p.iterations,
+                "anchor candidates (n_i ≥ 2ℓT fresh samples)",
+            ),
         };
         let eligible: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= need).collect();
         if eligible.len() < p.anchors {
-            return Err(FedmixError::NotEnoughClients { purpose: purpose.into(), found: eligible.len(), needed: p.anchors });
+            return Err(FedmixError::NotEnoughClients {
+                purpose: purpose.into(),
+                found: eligible.len(),
+                needed: p.anchors,
+            });
         }
         let anchors = sample_without_replacement(&eligible, p.anchors, &mut rng);
         let subspace_sets = match p.variant {
             Phase1Variant::Practical => vec![(0..m_total).filter(|&i| fed.n(i) >= 2).collect()],
             Phase1Variant::Faithful => {
-                let pool: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= 2 && !anchors.contains(&i)).collect();
+                let pool: Vec<usize> = (0..m_total)
+                    .filter(|&i| fed.n(i) >= 2 && !anchors.contains(&i))
+                    .collect();
                 if pool.len() < p.m * p.iterations {
                     return Err(FedmixError::NotEnoughClients {
                         purpose: "fresh clients S_t (m per iteration, n_i ≥ 2, not anchors)".into(),
@@ -295,7 +357,11 @@ impl Plan {
                 drawn.chunks(p.m).map(<[usize]>::to_vec).collect()
             }
         };
-        Ok(Self { anchors, subspace_sets, excluded })
+        Ok(Self {
+            anchors,
+            subspace_sets,
+            excluded,
+        })
     }
 }
 
@@ -307,7 +373,18 @@ struct Step {
 
 /// One moment-descent step of anchor `a` (client `client`) at iteration `t`.
 #[allow(clippy::too_many_arguments)]
-fn anchor_step(fed: &Federation, p: &FedMdParams, plan: &Plan, t: usize, a: usize, client: usize, theta: &DVector<f64>, separation: f64, seed: u64, comm: &mut Comm) -> Result<Step> {
+fn anchor_step(
+    fed: &Federation,
+    p: &FedMdParams,
+    plan: &Plan,
+    t: usize,
+    a: usize,
+    client: usize,
+    theta: &DVector<f64>,
+    separation: f64,
+    seed: u64,
+    comm: &mut Comm,
+) -> Result<Step> {
     let d = fed.d();
     let stream_index = 2 * (t * plan.anchors.len() + a) as u64;
     // Step 6: the subspace.
@@ -319,7 +396,11 @@ fn anchor_step(fed: &Federation, p: &FedMdParams, plan: &Plan, t: usize, a: usiz
     *comm = comm.merge(Comm::broadcast_and_upload(set.len() as u64, d as u64, 0));
     let u_hat = if p.variant == Phase1Variant::Practical && p.subspace == SubspaceMethod::Svd {
         // Clients upload their d × d cross moments; the PS sums them and takes an SVD.
-        *comm = comm.merge(Comm { floats_up: (set.len() * d * d) as u64, messages: set.len() as u64, ..Comm::default() });
+        *comm = comm.merge(Comm {
+            floats_up: (set.len() * d * d) as u64,
+            messages: set.len() as u64,
+            ..Comm::default()
+        });
         top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), p.k)?
     } else {
         let moments = client_moments(fed, set, theta, p.variant, pairing);
@@ -340,14 +421,28 @@ fn anchor_step(fed: &Federation, p: &FedMdParams, plan: &Plan, t: usize, a: usiz
     // Anchor receives Û (d·k) and uploads its new model (d).
     *comm = comm.merge(Comm::broadcast_and_upload(1, (d * p.k) as u64, d as u64));
     // Step 10: move unless the stopping rule holds.
-    let eta = if sigma_hat > p.epsilon * separation { p.alpha * sigma_hat / (2.0 * p.beta * p.beta) } else { 0.0 };
-    Ok(Step { direction: u_hat * beta_hat, eta, sigma_hat })
+    let eta = if sigma_hat > p.epsilon * separation {
+        p.alpha * sigma_hat / (2.0 * p.beta * p.beta)
+    } else {
+        0.0
+    };
+    Ok(Step {
+        direction: u_hat * beta_hat,
+        eta,
+        sigma_hat,
+    })
 }
 
 /// The message-level client matrices of the subspace step: client `i` contributes its pairing
 /// statistic `M_i = A_iB_iᵀ` at `theta` with weight `n_i / Σ n` (faithful: one pair of fresh
 /// samples per client, weight `1/m`).
-pub fn client_moments(fed: &Federation, set: &[usize], theta: &DVector<f64>, variant: Phase1Variant, pairing: Pairing) -> Vec<ClientMoment> {
+pub fn client_moments(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    variant: Phase1Variant,
+    pairing: Pairing,
+) -> Vec<ClientMoment> {
     let faithful = variant == Phase1Variant::Faithful;
     let count = |i: usize| if faithful { 1 } else { fed.n(i) };
     let total: usize = set.iter().map(|&i| count(i)).sum();
@@ -355,7 +450,11 @@ pub fn client_moments(fed: &Federation, set: &[usize], theta: &DVector<f64>, var
         .map(|&i| {
             let range = if faithful { 0..2 } else { 0..fed.n(i) };
             let (a, b) = pair_moments(&residual_moments(fed, i, theta, range), pairing);
-            ClientMoment { a, b, weight: count(i) as f64 / total as f64 }
+            ClientMoment {
+                a,
+                b,
+                weight: count(i) as f64 / total as f64,
+            }
         })
         .collect()
 }
@@ -364,10 +463,18 @@ pub fn client_moments(fed: &Federation, set: &[usize], theta: &DVector<f64>, var
 /// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
 /// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data and two
 /// products, no per-client allocation. Equal to `assemble(client_moments(..))` up to rounding.
-pub fn subspace_matrix(fed: &Federation, set: &[usize], theta: &DVector<f64>, pairing: Pairing) -> DMatrix<f64> {
+pub fn subspace_matrix(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    pairing: Pairing,
+) -> DMatrix<f64> {
     let d = fed.d();
     if pairing != Pairing::AllPairs {
-        return assemble(&client_moments(fed, set, theta, Phase1Variant::Practical, pairing), d);
+        return assemble(
+            &client_moments(fed, set, theta, Phase1Variant::Practical, pairing),
+            d,
+        );
     }
     let total: usize = set.iter().map(|&i| fed.n(i)).sum();
     let mut e = DMatrix::zeros(d, total);
@@ -391,12 +498,22 @@ pub fn subspace_matrix(fed: &Federation, set: &[usize], theta: &DVector<f64>, pa
 
 /// Eq. 2: the anchor's projected cross moment `A` (`k × k`) and its mean residual moment `ḡ`
 /// over the same samples.
-fn anchor_moment(fed: &Federation, p: &FedMdParams, t: usize, client: usize, theta: &DVector<f64>, u_hat: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
+fn anchor_moment(
+    fed: &Federation,
+    p: &FedMdParams,
+    t: usize,
+    client: usize,
+    theta: &DVector<f64>,
+    u_hat: &DMatrix<f64>,
+) -> (DMatrix<f64>, DVector<f64>) {
     match p.variant {
         Phase1Variant::Practical => {
             let e = residual_moments(fed, client, theta, 0..fed.n(client));
             let (a, b) = pair_moments(&e, p.pairing);
-            ((u_hat.tr_mul(&a)) * (u_hat.tr_mul(&b)).transpose(), e.column_mean())
+            (
+                (u_hat.tr_mul(&a)) * (u_hat.tr_mul(&b)).transpose(),
+                e.column_mean(),
+            )
         }
         Phase1Variant::Faithful => {
             // Fresh samples 2ℓt .. 2ℓ(t+1): the first ℓ are x_ij, the next ℓ are x̃_ij.
@@ -426,7 +543,12 @@ fn anchor_errors(fed: &Federation, anchors: &[usize], models: &DMatrix<f64>) -> 
 ///
 /// # Errors
 /// [`FedmixError::TooFewClusters`] when fewer than k components exist.
-pub fn cluster_anchors(models: &DMatrix<f64>, anchors: &[usize], separation: f64, k: usize) -> Result<(DMatrix<f64>, usize)> {
+pub fn cluster_anchors(
+    models: &DMatrix<f64>,
+    anchors: &[usize],
+    separation: f64,
+    k: usize,
+) -> Result<(DMatrix<f64>, usize)> {
     let h = models.ncols();
     let mut parent: Vec<usize> = (0..h).collect();
     fn find(p: &mut [usize], x: usize) -> usize {
@@ -462,10 +584,16 @@ pub fn cluster_anchors(models: &DMatrix<f64>, anchors: &[usize], separation: f64
         return Err(FedmixError::TooFewClusters { found, k });
     }
     let min_client = |c: &Vec<usize>| c.iter().map(|&a| anchors[a]).min().unwrap_or(usize::MAX);
-    comps.sort_by(|x, y| y.len().cmp(&x.len()).then(min_client(x).cmp(&min_client(y))));
+    comps.sort_by(|x, y| {
+        y.len()
+            .cmp(&x.len())
+            .then(min_client(x).cmp(&min_client(y)))
+    });
     let mut theta = DMatrix::zeros(models.nrows(), k);
     for (j, c) in comps.iter().take(k).enumerate() {
-        let mean = c.iter().fold(DVector::zeros(models.nrows()), |acc, &a| acc + models.column(a)) / c.len() as f64;
+        let mean = c.iter().fold(DVector::zeros(models.nrows()), |acc, &a| {
+            acc + models.column(a)
+        }) / c.len() as f64;
         theta.set_column(j, &mean);
     }
     Ok((theta, found))
@@ -499,7 +627,11 @@ pub fn theorem1_choices(fed: &Federation, k: usize, c: &Theorem1Constants) -> Re
     let labels = fed.require_labels("p_min in Theorem 1's choices")?;
     let p_min = crate::metrics::p_min(labels, k);
     if p_min <= 0.0 {
-        return Err(FedmixError::invalid("k", k, "some cluster has no clients (p_min = 0)"));
+        return Err(FedmixError::invalid(
+            "k",
+            k,
+            "some cluster has no clients (p_min = 0)",
+        ));
     }
     let n = fed.total_samples() as f64;
     let d = fed.d() as f64;
@@ -508,7 +640,9 @@ pub fn theorem1_choices(fed: &Federation, k: usize, c: &Theorem1Constants) -> Re
     let anchors = (log_n / p_min).ceil() as usize;
     let m = (c.c_m * d * log_n / (p_min * p_min)).ceil() as usize;
     let ell = (c.c_ell * k as f64 * log_n).ceil() as usize;
-    let t1 = ((c.c_t1 * k as f64 * log_nd).ceil() as usize).next_multiple_of(2).max(2);
+    let t1 = ((c.c_t1 * k as f64 * log_nd).ceil() as usize)
+        .next_multiple_of(2)
+        .max(2);
     let t2 = (c.c_t2 * log_nd).ceil().max(1.0) as usize;
     let p = FedMdParams {
         variant: Phase1Variant::Faithful,
@@ -527,18 +661,29 @@ pub fn theorem1_choices(fed: &Federation, k: usize, c: &Theorem1Constants) -> Re
         subspace: SubspaceMethod::OrthogonalIteration,
         anchor_min_samples: 2 * ell * c.iterations,
     };
-    let big = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2 * ell * c.iterations).count();
+    let big = (0..fed.num_clients())
+        .filter(|&i| fed.n(i) >= 2 * ell * c.iterations)
+        .count();
     if big < p.anchors {
         return Err(FedmixError::NotEnoughClients {
-            purpose: format!("Theorem 1 anchors with n_i ≥ 2ℓT = {}", 2 * ell * c.iterations),
+            purpose: format!(
+                "Theorem 1 anchors with n_i ≥ 2ℓT = {}",
+                2 * ell * c.iterations
+            ),
             found: big,
             needed: p.anchors,
         });
     }
-    let fresh = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2).count().saturating_sub(p.anchors);
+    let fresh = (0..fed.num_clients())
+        .filter(|&i| fed.n(i) >= 2)
+        .count()
+        .saturating_sub(p.anchors);
     if fresh < m * c.iterations {
         return Err(FedmixError::NotEnoughClients {
-            purpose: format!("Theorem 1 fresh clients (m = {m} per iteration × T = {})", c.iterations),
+            purpose: format!(
+                "Theorem 1 fresh clients (m = {m} per iteration × T = {})",
+                c.iterations
+            ),
             found: fresh,
             needed: m * c.iterations,
         });

@@ -99,7 +99,13 @@ pub fn prox_factors(fed: &Federation, eta: f64) -> Result<Vec<ProxFactor>> {
 }
 
 /// Client `i`'s local update of `theta` (FedAvg: `s` GD steps; FedProx: exact proximal step).
-pub fn local_update(fed: &Federation, i: usize, theta: &DVector<f64>, p: &Phase2Params, prox: Option<&ProxFactor>) -> DVector<f64> {
+pub fn local_update(
+    fed: &Federation,
+    i: usize,
+    theta: &DVector<f64>,
+    p: &Phase2Params,
+    prox: Option<&ProxFactor>,
+) -> DVector<f64> {
     let x = fed.x(i);
     let y = fed.y(i);
     let c = p.eta / fed.n(i) as f64;
@@ -136,13 +142,24 @@ pub fn assign_clusters(fed: &Federation, theta: &DMatrix<f64>) -> Vec<usize> {
 }
 
 /// One Phase 2 round from `theta` (`d × k`). Returns the new models and the labels used.
-pub fn phase2_round(fed: &Federation, theta: &DMatrix<f64>, p: &Phase2Params, prox: Option<&[ProxFactor]>) -> (DMatrix<f64>, Vec<usize>) {
+pub fn phase2_round(
+    fed: &Federation,
+    theta: &DMatrix<f64>,
+    p: &Phase2Params,
+    prox: Option<&[ProxFactor]>,
+) -> (DMatrix<f64>, Vec<usize>) {
     let labels = assign_clusters(fed, theta);
     (aggregate(fed, theta, &labels, p, prox), labels)
 }
 
 /// The PS aggregation `θ_t = Σ_i (n_i/N) θ_{i,t}` given the clients' cluster choices.
-pub fn aggregate(fed: &Federation, theta: &DMatrix<f64>, labels: &[usize], p: &Phase2Params, prox: Option<&[ProxFactor]>) -> DMatrix<f64> {
+pub fn aggregate(
+    fed: &Federation,
+    theta: &DMatrix<f64>,
+    labels: &[usize],
+    p: &Phase2Params,
+    prox: Option<&[ProxFactor]>,
+) -> DMatrix<f64> {
     let total = fed.total_samples() as f64;
     let mut next = theta.clone();
     for (i, &z) in labels.iter().enumerate() {
@@ -167,7 +184,13 @@ pub fn phase2_comm(fed: &Federation, k: usize) -> Comm {
 ///
 /// # Errors
 /// Parameter errors, and [`FedmixError::Divergence`] with the round if an iterate is non-finite.
-pub fn run_phase2(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params, fixed_labels: Option<&[usize]>, rec: &mut Recorder) -> Result<(DMatrix<f64>, Vec<usize>)> {
+pub fn run_phase2(
+    fed: &Federation,
+    theta0: &DMatrix<f64>,
+    p: &Phase2Params,
+    fixed_labels: Option<&[usize]>,
+    rec: &mut Recorder,
+) -> Result<(DMatrix<f64>, Vec<usize>)> {
     if theta0.nrows() != fed.d() {
         return Err(FedmixError::DimensionMismatch {
             what: "initial models (d)".into(),
@@ -189,7 +212,13 @@ pub fn run_phase2(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params, fix
         };
         theta = aggregate(fed, &theta, &labels, p, prox.as_deref());
         check_finite_iterate(&theta, "phase 2", round)?;
-        rec.model_round(fed, Phase::Phase2, &theta, Some(&labels), phase2_comm(fed, theta.ncols()));
+        rec.model_round(
+            fed,
+            Phase::Phase2,
+            &theta,
+            Some(&labels),
+            phase2_comm(fed, theta.ncols()),
+        );
     }
     Ok((theta, labels))
 }
@@ -211,17 +240,29 @@ mod tests {
     fn fedprox_first_order_condition() {
         // ∇L_i(θ) + (θ − θ_prev)/η = 0 at the FedProx solution, for n_i < d and n_i ≥ d.
         for samples in ["4", "9"] {
-            let sets = vec![("d".to_string(), "6".to_string()), ("samples".to_string(), samples.to_string())];
+            let sets = vec![
+                ("d".to_string(), "6".to_string()),
+                ("samples".to_string(), samples.to_string()),
+            ];
             let fed = generate_named("sxy-balanced", 5, &sets).unwrap().train;
-            let p = Phase2Params { eta: 0.3, local_steps: 1, local_solver: LocalSolver::Fedprox, rounds: 1 };
+            let p = Phase2Params {
+                eta: 0.3,
+                local_steps: 1,
+                local_solver: LocalSolver::Fedprox,
+                rounds: 1,
+            };
             let f = prox_factors(&fed, p.eta).unwrap();
             let prev = DVector::from_fn(6, |r, _| 0.1 * r as f64 - 0.2);
-            for i in 0..5 {
-                let th = local_update(&fed, i, &prev, &p, Some(&f[i]));
+            for (i, fi) in f.iter().enumerate().take(5) {
+                let th = local_update(&fed, i, &prev, &p, Some(fi));
                 let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i) as f64);
                 let grad = x * (x.tr_mul(&th) - y) / n;
                 let foc = grad + (&th - &prev) / p.eta;
-                assert!(foc.amax() < 1e-10, "client {i}: first-order residual {}", foc.amax());
+                assert!(
+                    foc.amax() < 1e-10,
+                    "client {i}: first-order residual {}",
+                    foc.amax()
+                );
             }
         }
     }
@@ -229,7 +270,15 @@ mod tests {
     #[test]
     fn step_too_large_is_typed() {
         let fed = small();
-        let p = Phase2Params { eta: 1e6, local_steps: 2, local_solver: LocalSolver::Fedavg, rounds: 1 };
-        assert!(matches!(p.check(&fed), Err(FedmixError::StepTooLarge { .. })));
+        let p = Phase2Params {
+            eta: 1e6,
+            local_steps: 2,
+            local_solver: LocalSolver::Fedavg,
+            rounds: 1,
+        };
+        assert!(matches!(
+            p.check(&fed),
+            Err(FedmixError::StepTooLarge { .. })
+        ));
     }
 }

@@ -39,9 +39,10 @@ pub fn p_block(fed: &Federation, i: usize, p: &Phase2Params) -> Result<DMatrix<f
             Ok(sum)
         }
         LocalSolver::Fedprox => {
-            let chol = Cholesky::new(&id + gram * c).ok_or_else(|| FedmixError::NotPositiveDefinite {
-                what: format!("I + (η/n_i)φφᵀ of client {i}"),
-            })?;
+            let chol =
+                Cholesky::new(&id + gram * c).ok_or_else(|| FedmixError::NotPositiveDefinite {
+                    what: format!("I + (η/n_i)φφᵀ of client {i}"),
+                })?;
             Ok(chol.solve(&id))
         }
     }
@@ -100,7 +101,14 @@ impl GlobalOperator {
 
     /// The three terms of eq. 12 for cluster `j`: `(I − ηK_j)(θ_{t−1} − θ*_j)`,
     /// `−ηB E_{j,t}(φθ_{t−1} − y)`, `ηBΛ_jζ`, with `ζ = y − φ θ*_{z}` the noise vector.
-    pub fn eq12(&self, theta_prev: &DVector<f64>, theta_star_j: &DVector<f64>, lambda_t: &DVector<f64>, lambda_true: &DVector<f64>, zeta: &DVector<f64>) -> [DVector<f64>; 3] {
+    pub fn eq12(
+        &self,
+        theta_prev: &DVector<f64>,
+        theta_star_j: &DVector<f64>,
+        lambda_t: &DVector<f64>,
+        lambda_true: &DVector<f64>,
+        zeta: &DVector<f64>,
+    ) -> [DVector<f64>; 3] {
         let d = theta_prev.len();
         let K = self.K(lambda_true);
         let contraction = (DMatrix::identity(d, d) - K * self.eta) * (theta_prev - theta_star_j);

@@ -60,9 +60,18 @@ pub fn assemble(clients: &[ClientMoment], d: usize) -> DMatrix<f64> {
 ///
 /// # Errors
 /// [`FedmixError::InvalidParameter`] for odd `steps`, no clients, or a `q0` of the wrong height.
-pub fn federated_orthogonal_iteration(clients: &[ClientMoment], q0: &DMatrix<f64>, steps: usize, comm: &mut Comm) -> Result<DMatrix<f64>> {
+pub fn federated_orthogonal_iteration(
+    clients: &[ClientMoment],
+    q0: &DMatrix<f64>,
+    steps: usize,
+    comm: &mut Comm,
+) -> Result<DMatrix<f64>> {
     if steps % 2 == 1 {
-        return Err(FedmixError::invalid("t1", steps, "Algorithm 3 needs an even number of steps"));
+        return Err(FedmixError::invalid(
+            "t1",
+            steps,
+            "Algorithm 3 needs an even number of steps",
+        ));
     }
     if clients.is_empty() {
         return Err(FedmixError::NotEnoughClients {
@@ -71,7 +80,10 @@ pub fn federated_orthogonal_iteration(clients: &[ClientMoment], q0: &DMatrix<f64
             needed: 1,
         });
     }
-    if let Some(c) = clients.iter().find(|c| c.a.nrows() != q0.nrows() || c.b.nrows() != q0.nrows()) {
+    if let Some(c) = clients
+        .iter()
+        .find(|c| c.a.nrows() != q0.nrows() || c.b.nrows() != q0.nrows())
+    {
         return Err(FedmixError::DimensionMismatch {
             what: "client moment rows vs Q₀ rows (d)".into(),
             expected: q0.nrows(),
@@ -83,11 +95,19 @@ pub fn federated_orthogonal_iteration(clients: &[ClientMoment], q0: &DMatrix<f64
     for t in 0..steps {
         let mut sum = DMatrix::zeros(d, k);
         for c in clients {
-            let msg = if t % 2 == 0 { c.apply_transpose(&q) } else { c.apply(&q) };
+            let msg = if t % 2 == 0 {
+                c.apply_transpose(&q)
+            } else {
+                c.apply(&q)
+            };
             sum += msg * c.weight;
         }
         q = if t % 2 == 0 { sum } else { orthonormalize(sum) };
-        *comm = comm.merge(Comm::broadcast_and_upload(clients.len() as u64, (d * k) as u64, (d * k) as u64));
+        *comm = comm.merge(Comm::broadcast_and_upload(
+            clients.len() as u64,
+            (d * k) as u64,
+            (d * k) as u64,
+        ));
     }
     Ok(q)
 }
@@ -117,7 +137,11 @@ mod tests {
         // Centralised: Q_{t+1} = Yᵀ Q_t (even), QR(Y Q_t) (odd).
         let mut q = q0.clone();
         for t in 0..8 {
-            q = if t % 2 == 0 { y.transpose() * &q } else { orthonormalize(&y * &q) };
+            q = if t % 2 == 0 {
+                y.transpose() * &q
+            } else {
+                orthonormalize(&y * &q)
+            };
         }
         let diff = (&fed - &q).amax();
         assert!(diff < 1e-12, "federated vs centralised: {diff}");

@@ -122,16 +122,31 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys and wrong types (the
     /// message names the key), [`FedmixError::InvalidParameter`] for out-of-range values.
-    pub fn from_sources(toml_text: Option<(&std::path::Path, &str)>, sets: &[(String, String)]) -> Result<Self> {
-        let origin = toml_text.map_or_else(|| std::path::PathBuf::from("--set"), |(p, _)| p.to_path_buf());
+    pub fn from_sources(
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        let origin = toml_text.map_or_else(
+            || std::path::PathBuf::from("--set"),
+            |(p, _)| p.to_path_buf(),
+        );
         let mut table: toml::Table = match toml_text {
-            Some((path, text)) => toml::from_str(text).map_err(|e| FedmixError::Malformed { path: path.into(), message: e.to_string().replace('\n', " ") })?,
+            Some((path, text)) => toml::from_str(text).map_err(|e| FedmixError::Malformed {
+                path: path.into(),
+                message: e.to_string().replace('\n', " "),
+            })?,
             None => toml::Table::new(),
         };
         for (k, v) in sets {
             table.insert(k.clone(), toml_value(v));
         }
-        let cfg: RunConfig = table.try_into().map_err(|e: toml::de::Error| FedmixError::Malformed { path: origin, message: e.to_string().replace('\n', " ") })?;
+        let cfg: RunConfig =
+            table
+                .try_into()
+                .map_err(|e: toml::de::Error| FedmixError::Malformed {
+                    path: origin,
+                    message: e.to_string().replace('\n', " "),
+                })?;
         cfg.check()?;
         Ok(cfg)
     }
@@ -147,7 +162,11 @@ impl RunConfig {
             }
         }
         if !(self.eta_gamma > 0.0 && self.eta_gamma < 1.0) {
-            return Err(FedmixError::invalid("eta_gamma", self.eta_gamma, "must be in (0, 1)"));
+            return Err(FedmixError::invalid(
+                "eta_gamma",
+                self.eta_gamma,
+                "must be in (0, 1)",
+            ));
         }
         if self.local_steps == 0 {
             return Err(FedmixError::invalid("local_steps", 0, "must be ≥ 1"));
@@ -156,13 +175,21 @@ impl RunConfig {
             return Err(FedmixError::invalid("k", 0, "must be ≥ 1"));
         }
         if !(self.init_scale.is_finite() && self.init_scale >= 0.0) {
-            return Err(FedmixError::invalid("init_scale", self.init_scale, "must be finite and ≥ 0"));
+            return Err(FedmixError::invalid(
+                "init_scale",
+                self.init_scale,
+                "must be finite and ≥ 0",
+            ));
         }
         if self.restarts == 0 {
             return Err(FedmixError::invalid("restarts", 0, "must be ≥ 1"));
         }
         if !(self.participation > 0.0 && self.participation <= 1.0) {
-            return Err(FedmixError::invalid("participation", self.participation, "must be in (0, 1]"));
+            return Err(FedmixError::invalid(
+                "participation",
+                self.participation,
+                "must be in (0, 1]",
+            ));
         }
         Ok(())
     }
@@ -172,9 +199,15 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::Missing`] when neither is known; k > M.
     pub fn resolve_k(&self, fed: &Federation) -> Result<usize> {
-        let k = self.k.or(fed.k()).ok_or_else(|| FedmixError::Missing { what: "k (set `k`)".into() })?;
+        let k = self.k.or(fed.k()).ok_or_else(|| FedmixError::Missing {
+            what: "k (set `k`)".into(),
+        })?;
         if k > fed.num_clients() {
-            return Err(FedmixError::invalid("k", k, format!("exceeds the number of clients M = {}", fed.num_clients())));
+            return Err(FedmixError::invalid(
+                "k",
+                k,
+                format!("exceeds the number of clients M = {}", fed.num_clients()),
+            ));
         }
         Ok(k)
     }
@@ -185,7 +218,12 @@ impl RunConfig {
             let (g1, _) = metrics::gamma(fed, 1.0);
             self.eta_gamma / g1
         });
-        Phase2Params { eta, local_steps: self.local_steps, local_solver: self.local_solver, rounds: self.rounds }
+        Phase2Params {
+            eta,
+            local_steps: self.local_steps,
+            local_solver: self.local_solver,
+            rounds: self.rounds,
+        }
     }
 
     /// Phase 1 parameters resolved against `fed`.
@@ -198,17 +236,28 @@ impl RunConfig {
         let t = self.phase1_iterations.max(1);
         let (anchors, ell, m) = match self.phase1_variant {
             Phase1Variant::Practical => {
-                let eligible = (0..fed.num_clients()).filter(|&i| fed.n(i) >= min_samples.max(2)).count();
+                let eligible = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= min_samples.max(2))
+                    .count();
                 let default = ((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize;
-                (self.anchors.unwrap_or(default.min(eligible).max(k)), self.ell.unwrap_or(1), self.m.unwrap_or(1))
+                (
+                    self.anchors.unwrap_or(default.min(eligible).max(k)),
+                    self.ell.unwrap_or(1),
+                    self.m.unwrap_or(1),
+                )
             }
             Phase1Variant::Faithful => {
-                let anchors = self.anchors.unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
+                let anchors = self
+                    .anchors
+                    .unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
                 let mut sizes = fed.sizes();
                 sizes.sort_unstable_by(|a, b| b.cmp(a));
                 let nth = sizes.get(anchors.saturating_sub(1)).copied().unwrap_or(0);
                 let ell = self.ell.unwrap_or((nth / (2 * t)).max(1));
-                let pool = (0..fed.num_clients()).filter(|&i| fed.n(i) >= 2).count().saturating_sub(anchors);
+                let pool = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= 2)
+                    .count()
+                    .saturating_sub(anchors);
                 (anchors, ell, self.m.unwrap_or((pool / t).max(1)))
             }
         };
@@ -246,18 +295,34 @@ pub fn random_init(d: usize, k: usize, scale: f64, seed: u64, index: u64) -> DMa
     let mut rng = stream(seed, Purpose::Init, index);
     let s = scale / (d as f64).sqrt();
     // Column-major fill: model 0's coordinates first.
-    DMatrix::from_iterator(d, k, (0..d * k).map(|_| s * rng.sample::<f64, _>(StandardNormal)))
+    DMatrix::from_iterator(
+        d,
+        k,
+        (0..d * k).map(|_| s * rng.sample::<f64, _>(StandardNormal)),
+    )
 }
 
 fn check_init(init: &DMatrix<f64>, d: usize, k: usize) -> Result<()> {
     if init.nrows() != d {
-        return Err(FedmixError::DimensionMismatch { what: "initial models: d".into(), expected: d, found: init.nrows() });
+        return Err(FedmixError::DimensionMismatch {
+            what: "initial models: d".into(),
+            expected: d,
+            found: init.nrows(),
+        });
     }
     if init.ncols() != k {
-        return Err(FedmixError::DimensionMismatch { what: "initial models: k".into(), expected: k, found: init.ncols() });
+        return Err(FedmixError::DimensionMismatch {
+            what: "initial models: k".into(),
+            expected: k,
+            found: init.ncols(),
+        });
     }
     if init.iter().any(|v| !v.is_finite()) {
-        return Err(FedmixError::NonFinite { field: "initial models".into(), location: "init".into(), value: f64::NAN });
+        return Err(FedmixError::NonFinite {
+            field: "initial models".into(),
+            location: "init".into(),
+            value: f64::NAN,
+        });
     }
     Ok(())
 }
@@ -276,7 +341,12 @@ impl TwoPhase {
     ///
     /// # Errors
     /// As [`run_fedmd`] and [`run_phase2`].
-    pub fn run_detailed(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<(RunOutput, FedMdOutput)> {
+    pub fn run_detailed(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        rec: &mut Recorder,
+    ) -> Result<(RunOutput, FedMdOutput)> {
         let p1 = self.cfg.phase1(fed)?;
         let p2 = self.cfg.phase2(fed);
         p2.check(fed)?;
@@ -285,7 +355,9 @@ impl TwoPhase {
                 check_init(m, fed.d(), 1)?;
                 m.column(0).clone_owned()
             }
-            None => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0).column(0).clone_owned(),
+            None => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)
+                .column(0)
+                .clone_owned(),
         };
         let phase1 = run_fedmd(fed, &p1, &theta0, seed, rec)?;
         let (theta_hat, labels) = run_phase2(fed, &phase1.theta_hat, &p2, None, rec)?;
@@ -299,7 +371,15 @@ impl TwoPhase {
             "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
         }));
         extra.insert("phase2".into(), json!(p2));
-        Ok((RunOutput { theta_hat, labels, termination: Termination::MaxRounds, extra }, phase1))
+        Ok((
+            RunOutput {
+                theta_hat,
+                labels,
+                termination: Termination::MaxRounds,
+                extra,
+            },
+            phase1,
+        ))
     }
 }
 
@@ -346,6 +426,11 @@ impl Algorithm for Phase2Only {
         let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase2".into(), json!(p2));
-        Ok(RunOutput { theta_hat, labels, termination: Termination::MaxRounds, extra })
+        Ok(RunOutput {
+            theta_hat,
+            labels,
+            termination: Termination::MaxRounds,
+            extra,
+        })
     }
 }

@@ -99,9 +99,21 @@ fn to_i64(v: &[usize]) -> Vec<i64> {
 
 fn write_samples(dir: &Path, prefix: &str, fed: &Federation) -> Result<()> {
     let (n, d) = (fed.total_samples(), fed.d());
-    write_f64(&dir.join(format!("{prefix}features.npy")), &[n, d], fed.features().as_slice())?;
-    write_f64(&dir.join(format!("{prefix}responses.npy")), &[n], fed.responses().as_slice())?;
-    write_i64(&dir.join(format!("{prefix}client_sizes.npy")), &[fed.num_clients()], &to_i64(&fed.sizes()))
+    write_f64(
+        &dir.join(format!("{prefix}features.npy")),
+        &[n, d],
+        fed.features().as_slice(),
+    )?;
+    write_f64(
+        &dir.join(format!("{prefix}responses.npy")),
+        &[n],
+        fed.responses().as_slice(),
+    )?;
+    write_i64(
+        &dir.join(format!("{prefix}client_sizes.npy")),
+        &[fed.num_clients()],
+        &to_i64(&fed.sizes()),
+    )
 }
 
 /// Write `data` into directory `dir` (created if needed); `manifest.json` goes last.
@@ -116,7 +128,11 @@ pub fn write_dataset(dir: &Path, data: &Dataset) -> Result<()> {
         write_i64(&dir.join("labels.npy"), &[labels.len()], &to_i64(labels))?;
     }
     if let Some(ts) = fed.theta_star() {
-        write_f64(&dir.join("theta_star.npy"), &[ts.ncols(), ts.nrows()], ts.as_slice())?;
+        write_f64(
+            &dir.join("theta_star.npy"),
+            &[ts.ncols(), ts.nrows()],
+            ts.as_slice(),
+        )?;
     }
     if let Some(test) = &data.test {
         write_samples(dir, "test_", test)?;
@@ -139,8 +155,11 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
         path: path.clone(),
         message,
     };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
-    let version = value.get("format_version").and_then(serde_json::Value::as_u64);
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+    let version = value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64);
     match version {
         None => return Err(malformed("missing integer field `format_version`".into())),
         Some(v) if v > u64::from(FORMAT_VERSION) => {
@@ -165,10 +184,18 @@ fn check_manifest(m: &Manifest, path: &Path) -> Result<()> {
         });
     }
     if m.d == 0 {
-        return Err(FedmixError::invalid("d", 0, "the dimension must be at least 1"));
+        return Err(FedmixError::invalid(
+            "d",
+            0,
+            "the dimension must be at least 1",
+        ));
     }
     if m.k == Some(0) {
-        return Err(FedmixError::invalid("k", 0, "the number of clusters must be at least 1"));
+        return Err(FedmixError::invalid(
+            "k",
+            0,
+            "the number of clusters must be at least 1",
+        ));
     }
     if m.clients == 0 {
         return Err(FedmixError::NoClients);
@@ -198,17 +225,32 @@ fn check_manifest(m: &Manifest, path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn read_samples(dir: &Path, prefix: &str, sizes: &[usize], d: usize) -> Result<(DMatrix<f64>, DVector<f64>)> {
+fn read_samples(
+    dir: &Path,
+    prefix: &str,
+    sizes: &[usize],
+    d: usize,
+) -> Result<(DMatrix<f64>, DVector<f64>)> {
     let n: usize = sizes.iter().sum();
     let sizes_path = dir.join(format!("{prefix}client_sizes.npy"));
     let (_, file_sizes) = read_i64(&sizes_path, &[Some(sizes.len())])?;
-    if let Some(i) = file_sizes.iter().zip(sizes).position(|(a, &b)| *a != b as i64) {
+    if let Some(i) = file_sizes
+        .iter()
+        .zip(sizes)
+        .position(|(a, &b)| *a != b as i64)
+    {
         return Err(FedmixError::Malformed {
             path: sizes_path,
-            message: format!("client {i}: size {} disagrees with the manifest ({})", file_sizes[i], sizes[i]),
+            message: format!(
+                "client {i}: size {} disagrees with the manifest ({})",
+                file_sizes[i], sizes[i]
+            ),
         });
     }
-    let (_, x) = read_f64(&dir.join(format!("{prefix}features.npy")), &[Some(n), Some(d)])?;
+    let (_, x) = read_f64(
+        &dir.join(format!("{prefix}features.npy")),
+        &[Some(n), Some(d)],
+    )?;
     let (_, y) = read_f64(&dir.join(format!("{prefix}responses.npy")), &[Some(n)])?;
     Ok((DMatrix::from_vec(d, n, x), DVector::from_vec(y)))
 }
@@ -224,7 +266,9 @@ pub fn read_dataset(dir: &Path) -> Result<Dataset> {
     let labels = if m.has_labels {
         let path = dir.join("labels.npy");
         let (_, l) = read_i64(&path, &[Some(m.clients)])?;
-        let k = m.k.ok_or_else(|| FedmixError::Missing { what: "k in manifest (labels.npy present)".into() })?;
+        let k = m.k.ok_or_else(|| FedmixError::Missing {
+            what: "k in manifest (labels.npy present)".into(),
+        })?;
         if let Some(client) = l.iter().position(|&z| z < 0 || z as u64 >= k as u64) {
             return Err(FedmixError::LabelOutOfRange {
                 client,
@@ -237,7 +281,9 @@ pub fn read_dataset(dir: &Path) -> Result<Dataset> {
         None
     };
     let theta_star = if m.has_theta_star {
-        let k = m.k.ok_or_else(|| FedmixError::Missing { what: "k in manifest (theta_star.npy present)".into() })?;
+        let k = m.k.ok_or_else(|| FedmixError::Missing {
+            what: "k in manifest (theta_star.npy present)".into(),
+        })?;
         let (_, t) = read_f64(&dir.join("theta_star.npy"), &[Some(k), Some(m.d)])?;
         Some(DMatrix::from_vec(m.d, k, t))
     } else {
@@ -265,5 +311,9 @@ pub fn read_dataset(dir: &Path) -> Result<Dataset> {
         }
         None => None,
     };
-    Ok(Dataset { manifest: m, train, test })
+    Ok(Dataset {
+        manifest: m,
+        train,
+        test,
+    })
 }

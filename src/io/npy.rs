@@ -5,7 +5,10 @@ use crate::error::{FedmixError, Result};
 use npyz::WriterBuilder;
 use std::path::Path;
 
-fn encode<T: npyz::Serialize + npyz::AutoSerialize + Copy>(shape: &[usize], data: &[T]) -> Result<Vec<u8>> {
+fn encode<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+    shape: &[usize],
+    data: &[T],
+) -> Result<Vec<u8>> {
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     let mut buf = Vec::with_capacity(data.len() * 8 + 128);
     let io_err = |e: std::io::Error| FedmixError::io("<npy buffer>", e);
@@ -49,7 +52,8 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
         path: path.into(),
         message,
     };
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
+    let npy = npyz::NpyFile::new(&bytes[..])
+        .map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
     // `DType::descr` is the Python literal (`'<f8'`, quoted); compare the bare type string.
     let found_descr = match npy.dtype() {
         npyz::DType::Plain(ty) => ty.to_string(),
@@ -64,7 +68,10 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
     let shape_ok = shape.len() == expected.len()
-        && shape.iter().zip(expected).all(|(s, e)| e.is_none_or(|e| e == *s));
+        && shape
+            .iter()
+            .zip(expected)
+            .all(|(s, e)| e.is_none_or(|e| e == *s));
     if !shape_ok {
         return Err(FedmixError::ShapeMismatch {
             path: path.into(),
@@ -73,11 +80,17 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
         });
     }
     if shape.len() > 1 && npy.order() != npyz::Order::C {
-        return Err(malformed("Fortran order is not supported; save with C order".into()));
+        return Err(malformed(
+            "Fortran order is not supported; save with C order".into(),
+        ));
     }
-    let elems = shape.iter().try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
+    let elems = shape
+        .iter()
+        .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
     if elems.is_none_or(|e| e * 8 > bytes.len() as u128) {
-        return Err(malformed(format!("truncated: shape {shape:?} needs more bytes than the file has")));
+        return Err(malformed(format!(
+            "truncated: shape {shape:?} needs more bytes than the file has"
+        )));
     }
     Ok((bytes, shape))
 }
