@@ -1,0 +1,78 @@
+//! The spectrum of `P_i` (SPEC §3.1, from [SXY21]): with `γ_i = η‖φ_i‖²/n_i < 1`,
+//! FedAvg `P_i = Σ_{l<s}(I − ηφ_iφ_iᵀ/n_i)^l` has eigenvalues in `[s/κ_i, s]` with
+//! `s/κ_i = (1 − (1−γ_i)^s)/γ_i`; FedProx `P_i = (I + ηφ_iφ_iᵀ/n_i)⁻¹` has them in
+//! `[1/(1+γ_i), 1]`. Deterministic: checked exactly (up to rounding).
+//!
+//! Statistic: the largest violation `max(lo − λ_min, λ_max − hi, 0)/hi` over clients, γ and
+//! solvers. Bound: `1e−12`.
+//! Sabotage: `κ` with the extraction typo `γ^s` in the numerator (SPEC §3), which is wrong.
+
+use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
+use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
+use fedmix::algorithms::lemma1::p_block;
+use fedmix::metrics::client_curvature;
+use fedmix::synthetic::generate_named;
+use nalgebra::SymmetricEigen;
+
+/// Tolerance for an eigenvalue to sit on the boundary of its interval (relative to `s`).
+const SPECTRUM_TOL: f64 = 1e-12;
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let sets: Vec<(String, String)> = [("d", "12"), ("clients", "30"), ("samples", "8"), ("sizes", "lognormal"), ("size_min", "1"), ("size_max", "40"), ("covariance", "diagonal")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let fed = generate_named("sxy-balanced", cfg.seed, &sets).expect("valid setting").train;
+    let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
+    let gammas: Vec<f64> = cfg.pick(vec![0.1, 0.5, 0.9, 0.99], vec![0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]);
+    let mut worst: f64 = 0.0;
+    let mut lows = Vec::new();
+    let mut mins = Vec::new();
+    for &g in &gammas {
+        for (solver, s) in [(LocalSolver::Fedavg, 1), (LocalSolver::Fedavg, 2), (LocalSolver::Fedavg, 5), (LocalSolver::Fedavg, 10), (LocalSolver::Fedprox, 1)] {
+            let p = Phase2Params { eta: g / g1, local_steps: s, local_solver: solver, rounds: 1 };
+            for i in 0..fed.num_clients() {
+                let gi = p.eta * client_curvature(&fed, i);
+                let ev = SymmetricEigen::new(p_block(&fed, i, &p).expect("finite data")).eigenvalues;
+                let (lo, hi) = match solver {
+                    LocalSolver::Fedavg if cfg.sabotage => (s as f64 / (gi.powi(s as i32) / (1.0 - (1.0 - gi).powi(s as i32))), s as f64),
+                    LocalSolver::Fedavg => ((1.0 - (1.0 - gi).powi(s as i32)) / gi, s as f64),
+                    LocalSolver::Fedprox => (1.0 / (1.0 + gi), 1.0),
+                };
+                let viol = ((lo - ev.min()).max(ev.max() - hi)).max(0.0) / hi;
+                worst = worst.max(viol);
+                if solver == LocalSolver::Fedavg && s == 5 {
+                    lows.push((gi, lo / s as f64));
+                    mins.push((gi, ev.min() / s as f64));
+                }
+            }
+        }
+    }
+    lows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    CheckRecord {
+        name: "p_spectrum".into(),
+        claim: "eigenvalues of P_i lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1] (FedProx)".into(),
+        source: "SXY21 via SXY22 §4.2 / SPEC §3.1".into(),
+        statistic: worst,
+        bound: SPECTRUM_TOL,
+        constant: None,
+        slopes: Vec::new(),
+        passed: worst <= SPECTRUM_TOL,
+        details: vec![
+            format!("M = {} clients (lognormal n_i ≥ 1, d = 12, diagonal Σ_j), γ ∈ {gammas:?}, s ∈ {{1,2,5,10}} and FedProx", fed.num_clients()),
+            format!("largest relative violation {worst:.3e}"),
+        ],
+        figure: Some(Figure {
+            title: "P_i spectrum, FedAvg s = 5: λ_min(P_i)/s vs its lower bound".into(),
+            x_label: "γ_i".into(),
+            y_label: "λ / s".into(),
+            log_x: true,
+            log_y: false,
+            series: vec![
+                Series { label: "λ_min(P_i)/s".into(), points: mins, line: false },
+                Series { label: "bound 1/κ_i = (1−(1−γ_i)^s)/(sγ_i)".into(), points: lows, line: true },
+            ],
+        }),
+    }
+}

@@ -1,0 +1,223 @@
+//! What a check is (SPEC §7): a deterministic, seeded experiment that returns a [`CheckRecord`]
+//! — the statistic, the bound it is compared with, the constant used, fitted slopes where the
+//! claim is a rate, the grid, pass/fail and the data for its figure — plus the statistics
+//! helpers every check shares: log–log slope fits, calibrate-then-validate for unknown
+//! universal constants, and binomial tests with a stated α.
+
+use serde::Serialize;
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+/// Run profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Reduced grids and repetitions (default; all checks in a few minutes on 2 cores).
+    Quick,
+    /// The full grids.
+    Full,
+}
+
+/// How a check is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// Profile.
+    pub profile: Profile,
+    /// Master seed.
+    pub seed: u64,
+    /// Deliberately break the check (each module documents how: a wrong bound exponent or a
+    /// perturbed algorithm). Used once per check in a test to show that the check can fail.
+    pub sabotage: bool,
+}
+
+impl CheckConfig {
+    /// Quick profile, not sabotaged.
+    pub fn quick(seed: u64) -> Self {
+        Self { profile: Profile::Quick, seed, sabotage: false }
+    }
+    /// The same configuration, sabotaged.
+    pub fn sabotaged(self) -> Self {
+        Self { sabotage: true, ..self }
+    }
+    /// `quick` in the quick profile, `full` otherwise.
+    pub fn pick<T>(&self, quick: T, full: T) -> T {
+        match self.profile {
+            Profile::Quick => quick,
+            Profile::Full => full,
+        }
+    }
+}
+
+/// A fitted log–log slope with the exponent it is compared with.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlopeFit {
+    /// Name of the scaling parameter (x axis).
+    pub parameter: String,
+    /// Fitted slope of `log statistic` on `log parameter`.
+    pub slope: f64,
+    /// Predicted exponent.
+    pub predicted: f64,
+    /// Allowed |slope − predicted|.
+    pub tolerance: f64,
+}
+
+impl SlopeFit {
+    /// Whether the fitted slope is within tolerance of the prediction.
+    pub fn ok(&self) -> bool {
+        (self.slope - self.predicted).abs() <= self.tolerance
+    }
+}
+
+/// A series of the check's figure.
+#[derive(Clone, Debug, Serialize)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Points `(x, y)`.
+    pub points: Vec<(f64, f64)>,
+    /// Draw as a line (bound shapes) rather than markers (observations).
+    pub line: bool,
+}
+
+/// The data of a check's figure.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figure {
+    /// Title.
+    pub title: String,
+    /// x-axis label.
+    pub x_label: String,
+    /// y-axis label.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// Series.
+    pub series: Vec<Series>,
+}
+
+/// The outcome of one check.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckRecord {
+    /// Check name (module name).
+    pub name: String,
+    /// What is claimed.
+    pub claim: String,
+    /// Source: paper, lemma/theorem, equation.
+    pub source: String,
+    /// The decisive statistic (worst case over the grid, normalised as `details` say).
+    pub statistic: f64,
+    /// The bound it is compared with (`statistic ≤ bound` passes unless `details` say otherwise).
+    pub bound: f64,
+    /// The universal constant used, when one is calibrated.
+    pub constant: Option<f64>,
+    /// Fitted slopes.
+    pub slopes: Vec<SlopeFit>,
+    /// Whether the check passed.
+    pub passed: bool,
+    /// Detail lines (grid, seeds, α, what a row means).
+    pub details: Vec<String>,
+    /// Figure data.
+    pub figure: Option<Figure>,
+}
+
+impl CheckRecord {
+    /// Print the statistic next to its bound (before any assertion is made).
+    pub fn print(&self) {
+        println!(
+            "[{}] {}: statistic {:.6e} vs bound {:.6e}{} — {} [{}]",
+            if self.passed { "PASS" } else { "FAIL" },
+            self.name,
+            self.statistic,
+            self.bound,
+            self.constant.map_or(String::new(), |c| format!(" (C = {c:.4e})")),
+            self.claim,
+            self.source
+        );
+        for s in &self.slopes {
+            println!(
+                "      slope in {}: {:.4} (predicted {:.4} ± {:.4}) {}",
+                s.parameter,
+                s.slope,
+                s.predicted,
+                s.tolerance,
+                if s.ok() { "ok" } else { "MISMATCH" }
+            );
+        }
+        for d in &self.details {
+            println!("      {d}");
+        }
+    }
+}
+
+/// Least-squares slope and intercept of `log y` on `log x`.
+pub fn loglog_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
+    let lx: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let ly: Vec<f64> = ys.iter().map(|y| y.ln()).collect();
+    linear_fit(&lx, &ly)
+}
+
+/// Least-squares slope and intercept of `y` on `x`.
+pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let slope = sxy / sxx;
+    (slope, my - slope * mx)
+}
+
+/// Calibrate-then-validate for `statistic ≤ C · shape` with an unknown universal constant C
+/// (SPEC §7): `C` is the largest ratio `statistic/shape` on the calibration points times the
+/// stated `safety` factor; the check then requires every validation ratio to be `≤ C`.
+/// Returns `(C, worst validation ratio)`.
+pub fn calibrate_then_validate(calibration: &[(f64, f64)], validation: &[(f64, f64)], safety: f64) -> (f64, f64) {
+    let ratio = |(stat, shape): &(f64, f64)| stat / shape;
+    let c = calibration.iter().map(ratio).fold(0.0, f64::max) * safety;
+    let worst = validation.iter().map(ratio).fold(0.0, f64::max);
+    (c, worst)
+}
+
+/// The largest count `x` such that `P[Bin(n, p0) ≥ x] > α` — observing more than this many
+/// successes rejects `p ≤ p0` at level α (one-sided binomial test).
+pub fn binomial_upper_critical(n: u64, p0: f64, alpha: f64) -> u64 {
+    let p0 = p0.clamp(0.0, 1.0);
+    let Ok(b) = Binomial::new(p0, n) else { return n };
+    // P[X ≥ x] = 1 − cdf(x − 1); find the smallest x with P[X ≥ x] ≤ α, return x − 1.
+    (0..=n).find(|&x| x > 0 && 1.0 - b.cdf(x - 1) <= alpha).map_or(n, |x| x - 1)
+}
+
+/// Geometric grid of `n` points from `lo` to `hi` inclusive.
+pub fn geomspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if n == 1 {
+        return vec![lo];
+    }
+    (0..n).map(|i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64)).collect()
+}
+
+/// Empirical `q`-quantile (nearest rank) of `v`.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loglog_slope_of_power_law() {
+        let xs = geomspace(1.0, 1000.0, 7);
+        let ys: Vec<f64> = xs.iter().map(|x| 3.0 * x.powf(-0.5)).collect();
+        let (s, b) = loglog_fit(&xs, &ys);
+        assert!((s + 0.5).abs() < 1e-12 && (b - 3f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn binomial_critical_value() {
+        // Bin(100, 0.05): P[X ≥ 11] ≈ 0.0115, P[X ≥ 10] ≈ 0.0282 (scipy.stats.binom.sf(9, 100, 0.05)),
+        // so at α = 0.025 the critical count is 10 (reject above 10).
+        assert_eq!(binomial_upper_critical(100, 0.05, 0.025), 10);
+    }
+}
