@@ -2,6 +2,8 @@
 //! &CheckConfig) -> CheckRecord` and documents what `cfg.sabotage` breaks.
 
 pub mod lemma1_global_iteration;
+pub mod linear_algebra;
+pub mod phase_dynamics;
 pub mod lemma4_orthogonal_iteration_rate;
 pub mod p_spectrum;
 
@@ -14,4 +16,8 @@ pub fn all() -> Vec<Check> {
         ("p_spectrum", p_spectrum::run),
         ("lemma4_orthogonal_iteration_rate", lemma4_orthogonal_iteration_rate::run),
     ]
+    .into_iter()
+    .chain(linear_algebra::all())
+    .chain(phase_dynamics::all())
+    .collect()
 }

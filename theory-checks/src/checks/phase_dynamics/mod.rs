@@ -1,0 +1,8 @@
+//! Checks of the phase_dynamics group (see the module list below). Each module: `pub fn run(cfg: &CheckConfig) -> CheckRecord`.
+
+use crate::Check;
+
+/// The checks of this group, in report order.
+pub fn all() -> Vec<Check> {
+    vec![]
+}
