@@ -29,10 +29,19 @@ const COLORS: [RGBColor; 6] = [
 ];
 
 fn bounds(fig: &Figure) -> ((f64, f64), (f64, f64)) {
-    let pts = fig.series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| {
-        x.is_finite() && y.is_finite() && (!fig.log_x || *x > 0.0) && (!fig.log_y || *y > 0.0)
-    });
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    let pts = fig
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(x, y)| {
+            x.is_finite() && y.is_finite() && (!fig.log_x || *x > 0.0) && (!fig.log_y || *y > 0.0)
+        });
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
     for (x, y) in pts {
         x0 = x0.min(*x);
         x1 = x1.max(*x);
@@ -75,17 +84,27 @@ macro_rules! draw_chart {
                 .points
                 .iter()
                 .copied()
-                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!$fig.log_x || *x > 0.0) && (!$fig.log_y || *y > 0.0))
+                .filter(|(x, y)| {
+                    x.is_finite()
+                        && y.is_finite()
+                        && (!$fig.log_x || *x > 0.0)
+                        && (!$fig.log_y || *y > 0.0)
+                })
                 .collect();
             if s.line {
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                     .map_err(|e| e.to_string())?
                     .label(s.label.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                    });
             } else {
                 chart
-                    .draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, color.filled())))
+                    .draw_series(
+                        pts.into_iter()
+                            .map(move |p| Circle::new(p, 3, color.filled())),
+                    )
                     .map_err(|e| e.to_string())?
                     .label(s.label.as_str())
                     .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled()));

@@ -32,11 +32,18 @@ pub struct CheckConfig {
 impl CheckConfig {
     /// Quick profile, not sabotaged.
     pub fn quick(seed: u64) -> Self {
-        Self { profile: Profile::Quick, seed, sabotage: false }
+        Self {
+            profile: Profile::Quick,
+            seed,
+            sabotage: false,
+        }
     }
     /// The same configuration, sabotaged.
     pub fn sabotaged(self) -> Self {
-        Self { sabotage: true, ..self }
+        Self {
+            sabotage: true,
+            ..self
+        }
     }
     /// `quick` in the quick profile, `full` otherwise.
     pub fn pick<T>(&self, quick: T, full: T) -> T {
@@ -129,7 +136,8 @@ impl CheckRecord {
             self.name,
             self.statistic,
             self.bound,
-            self.constant.map_or(String::new(), |c| format!(" (C = {c:.4e})")),
+            self.constant
+                .map_or(String::new(), |c| format!(" (C = {c:.4e})")),
             self.claim,
             self.source
         );
@@ -171,7 +179,11 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
 /// (SPEC §7): `C` is the largest ratio `statistic/shape` on the calibration points times the
 /// stated `safety` factor; the check then requires every validation ratio to be `≤ C`.
 /// Returns `(C, worst validation ratio)`.
-pub fn calibrate_then_validate(calibration: &[(f64, f64)], validation: &[(f64, f64)], safety: f64) -> (f64, f64) {
+pub fn calibrate_then_validate(
+    calibration: &[(f64, f64)],
+    validation: &[(f64, f64)],
+    safety: f64,
+) -> (f64, f64) {
     let ratio = |(stat, shape): &(f64, f64)| stat / shape;
     let c = calibration.iter().map(ratio).fold(0.0, f64::max) * safety;
     let worst = validation.iter().map(ratio).fold(0.0, f64::max);
@@ -182,9 +194,13 @@ pub fn calibrate_then_validate(calibration: &[(f64, f64)], validation: &[(f64, f
 /// successes rejects `p ≤ p0` at level α (one-sided binomial test).
 pub fn binomial_upper_critical(n: u64, p0: f64, alpha: f64) -> u64 {
     let p0 = p0.clamp(0.0, 1.0);
-    let Ok(b) = Binomial::new(p0, n) else { return n };
+    let Ok(b) = Binomial::new(p0, n) else {
+        return n;
+    };
     // P[X ≥ x] = 1 − cdf(x − 1); find the smallest x with P[X ≥ x] ≤ α, return x − 1.
-    (0..=n).find(|&x| x > 0 && 1.0 - b.cdf(x - 1) <= alpha).map_or(n, |x| x - 1)
+    (0..=n)
+        .find(|&x| x > 0 && 1.0 - b.cdf(x - 1) <= alpha)
+        .map_or(n, |x| x - 1)
 }
 
 /// Geometric grid of `n` points from `lo` to `hi` inclusive.
@@ -192,7 +208,9 @@ pub fn geomspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if n == 1 {
         return vec![lo];
     }
-    (0..n).map(|i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64)).collect()
+    (0..n)
+        .map(|i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64))
+        .collect()
 }
 
 /// Empirical `q`-quantile (nearest rank) of `v`.

@@ -28,7 +28,10 @@ pub fn run_all(cfg: &CheckConfig, only: Option<&str>) -> Vec<CheckRecord> {
         .map(|(_, f)| {
             let started = std::time::Instant::now();
             let mut r = f(cfg);
-            r.details.push(format!("wall time {:.2} s", started.elapsed().as_secs_f64()));
+            r.details.push(format!(
+                "wall time {:.2} s",
+                started.elapsed().as_secs_f64()
+            ));
             r.print();
             r
         })

@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use theory_checks::{figure, run_all, CheckConfig, CheckRecord, Profile};
 
 #[derive(Parser)]
-#[command(name = "theory-checks", about = "Run every theory check and write docs/theory/")]
+#[command(
+    name = "theory-checks",
+    about = "Run every theory check and write docs/theory/"
+)]
 struct Args {
     /// Profile: quick (default) or full.
     #[arg(long, default_value = "quick")]
@@ -33,14 +36,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = CheckConfig { profile, seed: args.seed, sabotage: false };
+    let cfg = CheckConfig {
+        profile,
+        seed: args.seed,
+        sabotage: false,
+    };
     let records = run_all(&cfg, args.only.as_deref());
     if let Err(e) = write_reports(&args.out, &cfg, &records) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
     let failed = records.iter().filter(|r| !r.passed).count();
-    println!("theory checks: {} passed, {} failed", records.len() - failed, failed);
+    println!(
+        "theory checks: {} passed, {} failed",
+        records.len() - failed,
+        failed
+    );
     if failed > 0 {
         ExitCode::FAILURE
     } else {
@@ -60,7 +71,8 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
     );
     for r in records {
         let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
-        fedmix::io::write_atomic(&out.join(format!("{}.json", r.name)), json.as_bytes()).map_err(|e| e.to_string())?;
+        fedmix::io::write_atomic(&out.join(format!("{}.json", r.name)), json.as_bytes())
+            .map_err(|e| e.to_string())?;
         let fig = match &r.figure {
             Some(f) => {
                 let svg = out.join(format!("{}.svg", r.name));
@@ -69,7 +81,16 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
             }
             None => r.name.clone(),
         };
-        let slopes: Vec<String> = r.slopes.iter().map(|s| format!("{}: {:.3} (pred. {:.3}±{:.2})", s.parameter, s.slope, s.predicted, s.tolerance)).collect();
+        let slopes: Vec<String> = r
+            .slopes
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}: {:.3} (pred. {:.3}±{:.2})",
+                    s.parameter, s.slope, s.predicted, s.tolerance
+                )
+            })
+            .collect();
         md.push_str(&format!(
             "| {fig} | {} | {:.4e} | {:.4e} | {} | {} | {} |\n",
             r.source,
@@ -82,7 +103,10 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
     }
     md.push_str("\n## Claims and details\n");
     for r in records {
-        md.push_str(&format!("\n### {}\n\n{} ({})\n\n", r.name, r.claim, r.source));
+        md.push_str(&format!(
+            "\n### {}\n\n{} ({})\n\n",
+            r.name, r.claim, r.source
+        ));
         for d in &r.details {
             md.push_str(&format!("- {d}\n"));
         }
@@ -92,5 +116,6 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
     }
     fedmix::io::write_atomic(&out.join("README.md"), md.as_bytes()).map_err(|e| e.to_string())?;
     let summary = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
-    fedmix::io::write_atomic(&out.join("summary.json"), summary.as_bytes()).map_err(|e| e.to_string())
+    fedmix::io::write_atomic(&out.join("summary.json"), summary.as_bytes())
+        .map_err(|e| e.to_string())
 }

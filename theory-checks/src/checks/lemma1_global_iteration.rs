@@ -7,7 +7,9 @@
 //! Sabotage: the closed form is built with `s + 1` local steps (a perturbed operator).
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
-use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters, prox_factors, LocalSolver, Phase2Params};
+use fedmix::algorithms::fedx_clustering::{
+    aggregate, assign_clusters, prox_factors, LocalSolver, Phase2Params,
+};
 use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, GlobalOperator};
 use fedmix::algorithms::two_phase::random_init;
 use fedmix::prec::IDENTITY_RTOL;
@@ -35,25 +37,51 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     for r in 0..reps {
         let seed = cfg.seed.wrapping_add(r as u64);
         let sets: Vec<(String, String)> = [
-            ("k", "3"), ("d", "8"), ("clients", "20"), ("samples", "6"), ("sizes", "lognormal"),
-            ("size_min", "1"), ("size_max", "30"), ("covariance", "diagonal"), ("sigma", "0.3"),
+            ("k", "3"),
+            ("d", "8"),
+            ("clients", "20"),
+            ("samples", "6"),
+            ("sizes", "lognormal"),
+            ("size_min", "1"),
+            ("size_max", "30"),
+            ("covariance", "diagonal"),
+            ("sigma", "0.3"),
         ]
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-        let Ok(data) = generate_named("sxy-balanced", seed, &sets) else { continue };
+        let Ok(data) = generate_named("sxy-balanced", seed, &sets) else {
+            continue;
+        };
         let fed = data.train;
         let theta = random_init(8, 3, 1.0, seed, 1);
         let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
         for (ci, &(solver, s)) in cases.iter().enumerate() {
-            let p = Phase2Params { eta: 0.6 / g1, local_steps: s, local_solver: solver, rounds: 1 };
-            let prox = (solver == LocalSolver::Fedprox).then(|| prox_factors(&fed, p.eta).expect("finite data"));
+            let p = Phase2Params {
+                eta: 0.6 / g1,
+                local_steps: s,
+                local_solver: solver,
+                rounds: 1,
+            };
+            let prox = (solver == LocalSolver::Fedprox)
+                .then(|| prox_factors(&fed, p.eta).expect("finite data"));
             let labels = assign_clusters(&fed, &theta);
             let next = aggregate(&fed, &theta, &labels, &p, prox.as_deref());
-            let closed_p = if cfg.sabotage { Phase2Params { local_steps: s + 1, local_solver: LocalSolver::Fedavg, ..p } } else { p };
+            let closed_p = if cfg.sabotage {
+                Phase2Params {
+                    local_steps: s + 1,
+                    local_solver: LocalSolver::Fedavg,
+                    ..p
+                }
+            } else {
+                p
+            };
             let op = GlobalOperator::new(&fed, &closed_p).expect("finite data");
             let zeta = noise_vector(&fed).expect("synthetic data");
-            let (ts, truth) = (fed.theta_star().expect("synthetic"), fed.labels().expect("synthetic"));
+            let (ts, truth) = (
+                fed.theta_star().expect("synthetic"),
+                fed.labels().expect("synthetic"),
+            );
             for j in 0..3 {
                 let prev = theta.column(j).clone_owned();
                 let lt = lambda_diag(&fed, &labels, j);

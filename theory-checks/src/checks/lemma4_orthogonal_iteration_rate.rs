@@ -25,17 +25,24 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     for (ri, &ratio) in ratios.iter().enumerate() {
         for rep in 0..cfg.pick(3, 10) {
             let idx = (ri * 100 + rep) as u64;
-            let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx)).expect("d ≥ 1");
+            let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx))
+                .expect("d ≥ 1");
             // Spectrum: top-k in [2, 3], λ_{k+1} = λ_k · ratio, then decreasing; alternate signs
             // to exercise |λ| ordering.
             let mut lam = DVector::zeros(d);
             for i in 0..d {
-                let mag = if i < k { 3.0 - i as f64 * 0.5 } else { 2.0 * ratio * 0.97f64.powi((i - k) as i32) };
+                let mag = if i < k {
+                    3.0 - i as f64 * 0.5
+                } else {
+                    2.0 * ratio * 0.97f64.powi((i - k) as i32)
+                };
                 lam[i] = if i % 2 == 0 { mag } else { -mag };
             }
             let y = &u * DMatrix::from_diagonal(&lam) * u.transpose();
             let u1 = u.columns(0, k).clone_owned();
-            let q0 = random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx + 1)).expect("k ≤ d");
+            let q0 =
+                random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx + 1))
+                    .expect("k ≤ d");
             let cos_psi = (u1.transpose() * &q0).singular_values().min();
             let tan_psi = (1.0 - cos_psi * cos_psi).max(0.0).sqrt() / cos_psi;
             let rate = (lam[k] / lam[k - 1]).abs();

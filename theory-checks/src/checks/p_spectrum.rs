@@ -19,24 +19,52 @@ const SPECTRUM_TOL: f64 = 1e-12;
 
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
-    let sets: Vec<(String, String)> = [("d", "12"), ("clients", "30"), ("samples", "8"), ("sizes", "lognormal"), ("size_min", "1"), ("size_max", "40"), ("covariance", "diagonal")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let fed = generate_named("sxy-balanced", cfg.seed, &sets).expect("valid setting").train;
+    let sets: Vec<(String, String)> = [
+        ("d", "12"),
+        ("clients", "30"),
+        ("samples", "8"),
+        ("sizes", "lognormal"),
+        ("size_min", "1"),
+        ("size_max", "40"),
+        ("covariance", "diagonal"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    let fed = generate_named("sxy-balanced", cfg.seed, &sets)
+        .expect("valid setting")
+        .train;
     let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
-    let gammas: Vec<f64> = cfg.pick(vec![0.1, 0.5, 0.9, 0.99], vec![0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]);
+    let gammas: Vec<f64> = cfg.pick(
+        vec![0.1, 0.5, 0.9, 0.99],
+        vec![0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99],
+    );
     let mut worst: f64 = 0.0;
     let mut lows = Vec::new();
     let mut mins = Vec::new();
     for &g in &gammas {
-        for (solver, s) in [(LocalSolver::Fedavg, 1), (LocalSolver::Fedavg, 2), (LocalSolver::Fedavg, 5), (LocalSolver::Fedavg, 10), (LocalSolver::Fedprox, 1)] {
-            let p = Phase2Params { eta: g / g1, local_steps: s, local_solver: solver, rounds: 1 };
+        for (solver, s) in [
+            (LocalSolver::Fedavg, 1),
+            (LocalSolver::Fedavg, 2),
+            (LocalSolver::Fedavg, 5),
+            (LocalSolver::Fedavg, 10),
+            (LocalSolver::Fedprox, 1),
+        ] {
+            let p = Phase2Params {
+                eta: g / g1,
+                local_steps: s,
+                local_solver: solver,
+                rounds: 1,
+            };
             for i in 0..fed.num_clients() {
                 let gi = p.eta * client_curvature(&fed, i);
-                let ev = SymmetricEigen::new(p_block(&fed, i, &p).expect("finite data")).eigenvalues;
+                let ev =
+                    SymmetricEigen::new(p_block(&fed, i, &p).expect("finite data")).eigenvalues;
                 let (lo, hi) = match solver {
-                    LocalSolver::Fedavg if cfg.sabotage => (s as f64 / (gi.powi(s as i32) / (1.0 - (1.0 - gi).powi(s as i32))), s as f64),
+                    LocalSolver::Fedavg if cfg.sabotage => (
+                        s as f64 / (gi.powi(s as i32) / (1.0 - (1.0 - gi).powi(s as i32))),
+                        s as f64,
+                    ),
                     LocalSolver::Fedavg => ((1.0 - (1.0 - gi).powi(s as i32)) / gi, s as f64),
                     LocalSolver::Fedprox => (1.0 / (1.0 + gi), 1.0),
                 };
