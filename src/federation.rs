@@ -228,7 +228,18 @@ impl Federation {
     }
 
     /// A federation made of a subset of the clients (in the given order), keeping `θ*` and `k`.
+    ///
+    /// # Errors
+    /// [`FedmixError::DimensionMismatch`] for a client index out of range, and whatever
+    /// [`Federation::new`] reports (e.g. an empty subset).
     pub fn subset(&self, clients: &[usize]) -> Result<Self> {
+        if let Some(&bad) = clients.iter().find(|&&i| i >= self.num_clients()) {
+            return Err(FedmixError::DimensionMismatch {
+                what: "client index in subset (must be < M)".into(),
+                expected: self.num_clients(),
+                found: bad,
+            });
+        }
         let sizes: Vec<usize> = clients.iter().map(|&i| self.n(i)).collect();
         let total: usize = sizes.iter().sum();
         let mut features = DMatrix::zeros(self.d(), total);

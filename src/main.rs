@@ -77,6 +77,9 @@ enum Command {
         /// Override a parameter: `--set key=value` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Replace the contents of a non-empty output directory.
+        #[arg(long)]
+        force: bool,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -116,8 +119,10 @@ fn run(cli: Cli) -> Result<()> {
             setting,
             seed,
             sets,
+            force,
             out,
         } => {
+            fedmix::output::check_fresh_output(&out, force)?;
             let sets = parse_sets(&sets)?;
             let data = synthetic::generate_named(&setting, seed, &sets)?;
             let ds = Dataset::from(data);

@@ -122,8 +122,28 @@ fn generate_is_deterministic_and_describe_agrees_with_the_library() {
         assert_eq!(na, nb);
         assert!(ba == bb, "{na} differs between two runs with the same seed");
     }
-    // Regenerating into the same directory is also identical (files are replaced atomically).
-    generate(&a.0);
+    // Regenerating into the same directory is refused without --force …
+    let e = user_error(&[
+        "generate",
+        "--setting",
+        "sxy-unbalanced-both",
+        "--seed",
+        "7",
+        "--out",
+        a.0.to_str().unwrap(),
+    ]);
+    assert!(e.contains("--force"), "{e}");
+    // … and identical with it (files are replaced atomically).
+    ok(&[
+        "generate",
+        "--setting",
+        "sxy-unbalanced-both",
+        "--seed",
+        "7",
+        "--force",
+        "--out",
+        a.0.to_str().unwrap(),
+    ]);
     assert!(files(&a.0) == fb, "regenerating in place changed the files");
 
     let out = ok(&["describe", "--data", a.0.to_str().unwrap()]);

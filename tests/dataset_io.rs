@@ -457,3 +457,45 @@ fn sizes_file_disagreeing_with_manifest() {
         matches!(read_err(&dir), FedmixError::Malformed { path, .. } if path == dir.file("client_sizes.npy"))
     );
 }
+
+/// Extra bytes after the data are rejected, as is a too-short payload.
+#[test]
+fn trailing_bytes_are_rejected() {
+    let dir = std::env::temp_dir().join(format!("fedmix-trailing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("a.npy");
+    fedmix::io::write_f64(&p, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    assert!(fedmix::io::read_f64(&p, &[Some(2), Some(3)]).is_ok());
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.extend_from_slice(&[0u8; 8]);
+    std::fs::write(&p, &bytes).unwrap();
+    let e = fedmix::io::read_f64(&p, &[Some(2), Some(3)]).unwrap_err();
+    assert!(e.to_string().contains("trailing"), "{e}");
+    bytes.truncate(bytes.len() - 12);
+    std::fs::write(&p, &bytes).unwrap();
+    let e = fedmix::io::read_f64(&p, &[Some(2), Some(3)]).unwrap_err();
+    assert!(e.to_string().contains("truncated"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Overwriting a dataset that had held-out samples with one that has none leaves no stale
+/// `test_*.npy` behind.
+#[test]
+fn overwriting_removes_stale_optional_files() {
+    use fedmix::io::{read_dataset, write_dataset, Dataset};
+    let dir = std::env::temp_dir().join(format!("fedmix-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let small: Vec<(String, String)> = [("d", "4"), ("clients", "6"), ("samples", "3")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let with_test = fedmix::synthetic::generate_named("srfca-linear", 1, &small).unwrap();
+    write_dataset(&dir, &Dataset::from(with_test)).unwrap();
+    assert!(dir.join("test_features.npy").is_file());
+    let without = fedmix::synthetic::generate_named("sxy-balanced", 1, &small).unwrap();
+    write_dataset(&dir, &Dataset::from(without)).unwrap();
+    assert!(!dir.join("test_features.npy").exists());
+    assert!(read_dataset(&dir).unwrap().test.is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -122,6 +122,21 @@ fn write_samples(dir: &Path, prefix: &str, fed: &Federation) -> Result<()> {
 /// [`FedmixError::Output`] / [`FedmixError::Io`].
 pub fn write_dataset(dir: &Path, data: &Dataset) -> Result<()> {
     super::prepare_output_dir(dir)?;
+    // Overwriting a dataset: the manifest goes first (a directory without one is incomplete)
+    // and optional files this dataset lacks must not survive from the previous one.
+    for stale in [
+        "manifest.json",
+        "labels.npy",
+        "theta_star.npy",
+        "test_features.npy",
+        "test_responses.npy",
+        "test_client_sizes.npy",
+    ] {
+        let p = dir.join(stale);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| FedmixError::io(&p, e))?;
+        }
+    }
     let fed = &data.train;
     write_samples(dir, "", fed)?;
     if let Some(labels) = fed.labels() {

@@ -87,12 +87,35 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
     let elems = shape
         .iter()
         .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
-    if elems.is_none_or(|e| e * 8 > bytes.len() as u128) {
-        return Err(malformed(format!(
-            "truncated: shape {shape:?} needs more bytes than the file has"
-        )));
+    let payload = data_offset(&bytes).map(|off| bytes.len().saturating_sub(off) as u128);
+    match (elems, payload) {
+        (Some(e), Some(p)) if e * 8 == p => {}
+        (Some(e), Some(p)) if e * 8 < p => {
+            return Err(malformed(format!(
+                "{} trailing bytes after the {e} elements of shape {shape:?}",
+                p - e * 8
+            )))
+        }
+        _ => {
+            return Err(malformed(format!(
+                "truncated: shape {shape:?} needs more bytes than the file has"
+            )))
+        }
     }
     Ok((bytes, shape))
+}
+
+/// Offset of the data in an `.npy` file: magic (6) + version (2) + header length (2 bytes in
+/// format 1.0, 4 in 2.0/3.0) + header.
+fn data_offset(bytes: &[u8]) -> Option<usize> {
+    match bytes.get(6)? {
+        1 => Some(10 + u16::from_le_bytes([*bytes.get(8)?, *bytes.get(9)?]) as usize),
+        2 | 3 => {
+            let b = bytes.get(8..12)?;
+            Some(12 + u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        }
+        _ => None,
+    }
 }
 
 /// Read a float64 array, checking dtype `<f8`, shape and completeness. Returns shape and data.
