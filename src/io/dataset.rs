@@ -166,6 +166,15 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
         return Err(FedmixError::MissingFile { path });
     }
     let text = std::fs::read_to_string(&path).map_err(|e| FedmixError::io(&path, e))?;
+    parse_manifest(&text, &path)
+}
+
+/// Parse and validate manifest text (see [`read_manifest`]); `path` names it in errors.
+///
+/// # Errors
+/// As [`read_manifest`].
+pub fn parse_manifest(text: &str, path: &Path) -> Result<Manifest> {
+    let path = path.to_path_buf();
     let malformed = |message: String| FedmixError::Malformed {
         path: path.clone(),
         message,

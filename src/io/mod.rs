@@ -4,8 +4,10 @@
 pub mod dataset;
 pub mod npy;
 
-pub use dataset::{read_dataset, write_dataset, Dataset, Manifest, FORMAT_VERSION};
-pub use npy::{read_f64, read_i64, write_f64, write_i64};
+pub use dataset::{
+    parse_manifest, read_dataset, read_manifest, write_dataset, Dataset, Manifest, FORMAT_VERSION,
+};
+pub use npy::{decode_f64, read_f64, read_i64, write_f64, write_i64};
 
 use crate::error::{FedmixError, Result};
 use std::io::Write;

@@ -48,6 +48,17 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
         return Err(FedmixError::MissingFile { path: path.into() });
     }
     let bytes = std::fs::read(path).map_err(|e| FedmixError::io(path, e))?;
+    let shape = check_bytes(path, &bytes, descr, expected)?;
+    Ok((bytes, shape))
+}
+
+/// Validate in-memory `.npy` bytes (see [`open`]); `path` only names the source in errors.
+fn check_bytes(
+    path: &Path,
+    bytes: &[u8],
+    descr: &str,
+    expected: &[Option<usize>],
+) -> Result<Vec<usize>> {
     let malformed = |message: String| FedmixError::Malformed {
         path: path.into(),
         message,
@@ -102,7 +113,7 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
             )))
         }
     }
-    Ok((bytes, shape))
+    Ok(shape)
 }
 
 /// Offset of the data in an `.npy` file: magic (6) + version (2) + header length (2 bytes in
@@ -118,19 +129,33 @@ fn data_offset(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// Decode float64 `.npy` bytes with the same checks as [`read_f64`] (used by the fuzz targets
+/// and by callers that hold the bytes already); `source` names them in errors.
+///
+/// # Errors
+/// As [`read_f64`], except [`FedmixError::MissingFile`].
+pub fn decode_f64(
+    source: &Path,
+    bytes: &[u8],
+    expected: &[Option<usize>],
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    let shape = check_bytes(source, bytes, "<f8", expected)?;
+    let npy = npyz::NpyFile::new(bytes).map_err(|e| FedmixError::io(source, e))?;
+    let data = npy.into_vec::<f64>().map_err(|e| FedmixError::Malformed {
+        path: source.into(),
+        message: e.to_string(),
+    })?;
+    Ok((shape, data))
+}
+
 /// Read a float64 array, checking dtype `<f8`, shape and completeness. Returns shape and data.
 ///
 /// # Errors
 /// [`FedmixError::MissingFile`], [`FedmixError::WrongDtype`], [`FedmixError::ShapeMismatch`],
 /// [`FedmixError::Malformed`].
 pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<f64>)> {
-    let (bytes, shape) = open(path, "<f8", expected)?;
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| FedmixError::io(path, e))?;
-    let data = npy.into_vec::<f64>().map_err(|e| FedmixError::Malformed {
-        path: path.into(),
-        message: e.to_string(),
-    })?;
-    Ok((shape, data))
+    let (bytes, _) = open(path, "<f8", expected)?;
+    decode_f64(path, &bytes, expected)
 }
 
 /// Read an int64 array; see [`read_f64`].
