@@ -132,6 +132,16 @@ pub enum FedmixError {
         /// Clusters wanted.
         k: usize,
     },
+    /// A clustering step left no cluster at all (SR-FCA: every component smaller than `t`).
+    #[error("{algorithm}: no cluster formed at {stage}: {detail}")]
+    NoClustersFormed {
+        /// Algorithm name.
+        algorithm: String,
+        /// Stage (e.g. `ONE_SHOT`, `MERGE of REFINE step 2`).
+        stage: String,
+        /// What to change (threshold, size parameter…).
+        detail: String,
+    },
     /// An iterate became non-finite.
     #[error("{phase}: iterate became non-finite at round {round} (divergence)")]
     Divergence {
@@ -169,12 +179,12 @@ pub enum FedmixError {
         found: String,
     },
     /// An `.npy` array has a shape that disagrees with the manifest.
-    #[error("{path}: shape {found:?}, expected {expected:?}")]
+    #[error("{}: shape {found:?}, expected {}", path.display(), shape_text(expected))]
     ShapeMismatch {
         /// The file.
         path: PathBuf,
-        /// Shape implied by the manifest.
-        expected: Vec<usize>,
+        /// Shape implied by the manifest (`None`: any extent).
+        expected: Vec<Option<usize>>,
         /// Shape found.
         found: Vec<usize>,
     },
@@ -223,6 +233,15 @@ pub enum FedmixError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `[3, any]` for an expected shape.
+fn shape_text(expected: &[Option<usize>]) -> String {
+    let parts: Vec<String> = expected
+        .iter()
+        .map(|e| e.map_or("any".into(), |n| n.to_string()))
+        .collect();
+    format!("[{}]", parts.join(", "))
 }
 
 impl FedmixError {

@@ -224,7 +224,7 @@ fn shape_disagreeing_with_manifest() {
             found,
         } => {
             assert_eq!(path, dir.file("features.npy"));
-            assert_eq!((expected, found), (vec![n, d], vec![d, n]));
+            assert_eq!((expected, found), (vec![Some(n), Some(d)], vec![d, n]));
         }
         e => panic!("expected ShapeMismatch, got {e:?}"),
     }
@@ -265,7 +265,7 @@ fn shape_disagreeing_with_manifest() {
         npyz::Order::C,
     );
     assert!(
-        matches!(read_err(&dir), FedmixError::ShapeMismatch { expected, .. } if expected == vec![3, 2])
+        matches!(read_err(&dir), FedmixError::ShapeMismatch { expected, .. } if expected == vec![Some(3), Some(2)])
     );
 }
 

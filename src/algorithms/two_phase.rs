@@ -439,6 +439,13 @@ impl TwoPhase {
         rec: &mut Recorder,
     ) -> Result<(RunOutput, FedMdOutput)> {
         let p1 = self.cfg.phase1(fed)?;
+        if p1.k < 2 {
+            return Err(FedmixError::invalid(
+                "k",
+                p1.k,
+                "the two-phase algorithm needs k ≥ 2 (the separation Δ is undefined for one cluster)",
+            ));
+        }
         let p2 = self.cfg.phase2(fed);
         p2.check(fed)?;
         let theta0: DVector<f64> = match &self.init {

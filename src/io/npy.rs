@@ -86,7 +86,7 @@ fn check_bytes(
     if !shape_ok {
         return Err(FedmixError::ShapeMismatch {
             path: path.into(),
-            expected: expected.iter().map(|e| e.unwrap_or(0)).collect(),
+            expected: expected.to_vec(),
             found: shape,
         });
     }

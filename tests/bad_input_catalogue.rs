@@ -1,0 +1,463 @@
+//! The bad-input catalogue (reliability issue): malformed files, configs, `--set` overrides and
+//! flags fed through the CLI. For each: exit status 2, one line on stderr naming the offending
+//! field / client / round, no "panicked", and no output left behind.
+//! Run with `--nocapture` to print the catalogue as a markdown table (input → message).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Tmp(PathBuf);
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fedmix(args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fedmix"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// A small valid dataset at `dir`.
+fn dataset(dir: &Path) {
+    let o = fedmix(&s(&[
+        "generate",
+        "--setting",
+        "sxy-balanced",
+        "--seed",
+        "1",
+        "--set",
+        "d=6",
+        "--set",
+        "clients=12",
+        "--set",
+        "samples=8",
+        "--out",
+        dir.to_str().unwrap(),
+    ]));
+    assert!(o.status.success());
+}
+
+fn edit_manifest(dir: &Path, f: impl Fn(&mut serde_json::Value)) {
+    let p = dir.join("manifest.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+fn put_value(dir: &Path, file: &str, index: usize, value: f64) {
+    let p = dir.join(file);
+    let (shape, mut data) = fedmix::io::read_f64(
+        &p,
+        &[None; 2][..if file == "responses.npy" { 1 } else { 2 }],
+    )
+    .unwrap();
+    data[index] = value;
+    fedmix::io::write_f64(&p, &shape, &data).unwrap();
+}
+
+type Setup = Box<dyn Fn(&Path, &Path) -> Vec<String>>;
+
+fn run_args(data: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v = s(&[
+        "run",
+        "--algorithm",
+        "two-phase",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "rounds=3",
+        "--set",
+        "phase1_iterations=2",
+    ]);
+    v.extend(s(extra));
+    v
+}
+
+fn gen_args(out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v = s(&[
+        "generate",
+        "--setting",
+        "sxy-balanced",
+        "--seed",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    v.extend(s(extra));
+    v
+}
+
+fn describe(data: &Path) -> Vec<String> {
+    s(&["describe", "--data", data.to_str().unwrap()])
+}
+
+#[test]
+fn catalogue() {
+    let root = Tmp(std::env::temp_dir().join(format!("fedmix-catalogue-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&root.0);
+    std::fs::create_dir_all(&root.0).unwrap();
+    // (input, setup returning the args, substrings the message must contain)
+    let cases: Vec<(&str, Setup, Vec<&str>)> = vec![
+        (
+            "NaN in features",
+            Box::new(|d, _| {
+                put_value(d, "features.npy", 6 * 9 + 2, f64::NAN);
+                describe(d)
+            }),
+            vec!["features", "client 1", "NaN"],
+        ),
+        (
+            "+∞ in features",
+            Box::new(|d, _| {
+                put_value(d, "features.npy", 0, f64::INFINITY);
+                describe(d)
+            }),
+            vec!["features", "client 0", "inf"],
+        ),
+        (
+            "NaN in responses",
+            Box::new(|d, _| {
+                put_value(d, "responses.npy", 17, f64::NAN);
+                describe(d)
+            }),
+            vec!["responses", "client 2"],
+        ),
+        (
+            "−∞ in responses",
+            Box::new(|d, _| {
+                put_value(d, "responses.npy", 95, f64::NEG_INFINITY);
+                describe(d)
+            }),
+            vec!["responses", "client 11"],
+        ),
+        (
+            "features shape ≠ manifest",
+            Box::new(|d, _| {
+                fedmix::io::write_f64(&d.join("features.npy"), &[96, 5], &vec![0.0; 480]).unwrap();
+                describe(d)
+            }),
+            vec!["features.npy", "shape"],
+        ),
+        (
+            "responses length ≠ manifest",
+            Box::new(|d, _| {
+                fedmix::io::write_f64(&d.join("responses.npy"), &[95], &vec![0.0; 95]).unwrap();
+                describe(d)
+            }),
+            vec!["responses.npy", "shape"],
+        ),
+        (
+            "truncated .npy",
+            Box::new(|d, _| {
+                let p = d.join("features.npy");
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(&p, &b[..b.len() - 40]).unwrap();
+                describe(d)
+            }),
+            vec!["features.npy", "truncated"],
+        ),
+        (
+            "wrong dtype .npy (int64 responses)",
+            Box::new(|d, _| {
+                fedmix::io::write_i64(&d.join("responses.npy"), &[96], &vec![0; 96]).unwrap();
+                describe(d)
+            }),
+            vec!["responses.npy", "dtype"],
+        ),
+        (
+            "not an .npy file",
+            Box::new(|d, _| {
+                std::fs::write(d.join("labels.npy"), b"hello").unwrap();
+                describe(d)
+            }),
+            vec!["labels.npy"],
+        ),
+        (
+            "missing features.npy",
+            Box::new(|d, _| {
+                std::fs::remove_file(d.join("features.npy")).unwrap();
+                describe(d)
+            }),
+            vec!["missing", "features.npy"],
+        ),
+        (
+            "n_i = 0 in manifest",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["sizes"][3] = 0.into());
+                describe(d)
+            }),
+            vec!["client 3", "n_i = 0"],
+        ),
+        (
+            "k = 0 in manifest",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["k"] = 0.into());
+                describe(d)
+            }),
+            vec!["k"],
+        ),
+        (
+            "d = 0 in manifest",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["d"] = 0.into());
+                describe(d)
+            }),
+            vec!["d"],
+        ),
+        (
+            "manifest from the future",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["format_version"] = 99.into());
+                describe(d)
+            }),
+            vec!["version 99"],
+        ),
+        (
+            "unknown manifest field",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["colour"] = "red".into());
+                describe(d)
+            }),
+            vec!["colour"],
+        ),
+        (
+            "unknown setting in manifest",
+            Box::new(|d, _| {
+                edit_manifest(d, |v| v["setting"] = "nope".into());
+                describe(d)
+            }),
+            vec!["nope"],
+        ),
+        (
+            "label out of range",
+            Box::new(|d, _| {
+                fedmix::io::write_i64(
+                    &d.join("labels.npy"),
+                    &[12],
+                    &[0, 1, 2, 7, 0, 1, 2, 0, 1, 2, 0, 1],
+                )
+                .unwrap();
+                describe(d)
+            }),
+            vec!["client 3", "label 7"],
+        ),
+        (
+            "malformed JSON manifest",
+            Box::new(|d, _| {
+                std::fs::write(d.join("manifest.json"), b"{ not json").unwrap();
+                describe(d)
+            }),
+            vec!["manifest.json"],
+        ),
+        (
+            "k > M",
+            Box::new(|d, o| run_args(d, o, &["--set", "k=50"])),
+            vec!["k", "50"],
+        ),
+        (
+            "k = 1 for two-phase",
+            Box::new(|d, o| run_args(d, o, &["--set", "k=1"])),
+            vec!["k", "k ≥ 2"],
+        ),
+        (
+            "θ₀ dimension ≠ data",
+            Box::new(|d, o| {
+                let p = d.join("theta0.npy");
+                fedmix::io::write_f64(&p, &[1, 4], &[0.0; 4]).unwrap();
+                let mut a = run_args(d, o, &[]);
+                a.extend(s(&["--init", p.to_str().unwrap()]));
+                a
+            }),
+            vec!["theta0.npy", "shape"],
+        ),
+        (
+            "η ≤ 0",
+            Box::new(|d, o| run_args(d, o, &["--set", "eta=0"])),
+            vec!["eta"],
+        ),
+        (
+            "η with γ ≥ 1",
+            Box::new(|d, o| run_args(d, o, &["--set", "eta=50"])),
+            vec!["gamma", "largest admissible eta"],
+        ),
+        (
+            "s = 0",
+            Box::new(|d, o| run_args(d, o, &["--set", "local_steps=0"])),
+            vec!["local_steps"],
+        ),
+        (
+            "unknown --set key",
+            Box::new(|d, o| run_args(d, o, &["--set", "learning_rate=0.1"])),
+            vec!["learning_rate"],
+        ),
+        (
+            "wrong type in --set",
+            Box::new(|d, o| run_args(d, o, &["--set", "rounds=ten"])),
+            vec!["rounds"],
+        ),
+        (
+            "unknown TOML key",
+            Box::new(|d, o| {
+                let p = d.join("c.toml");
+                std::fs::write(&p, "etaa = 0.1\n").unwrap();
+                let mut a = run_args(d, o, &[]);
+                a.extend(s(&["--config", p.to_str().unwrap()]));
+                a
+            }),
+            vec!["etaa"],
+        ),
+        (
+            "TOML value of wrong type",
+            Box::new(|d, o| {
+                let p = d.join("c.toml");
+                std::fs::write(&p, "local_steps = \"five\"\n").unwrap();
+                let mut a = run_args(d, o, &[]);
+                a.extend(s(&["--config", p.to_str().unwrap()]));
+                a
+            }),
+            vec!["local_steps"],
+        ),
+        (
+            "TOML syntax error",
+            Box::new(|d, o| {
+                let p = d.join("c.toml");
+                std::fs::write(&p, "eta = = 1\n").unwrap();
+                let mut a = run_args(d, o, &[]);
+                a.extend(s(&["--config", p.to_str().unwrap()]));
+                a
+            }),
+            vec!["c.toml"],
+        ),
+        (
+            "unknown algorithm",
+            Box::new(|d, o| {
+                let mut a = run_args(d, o, &[]);
+                a[2] = "gradient-boosting".into();
+                a
+            }),
+            vec!["algorithm", "gradient-boosting"],
+        ),
+        (
+            "negative σ",
+            Box::new(|_, o| gen_args(o, &["--set", "sigma=-0.1"])),
+            vec!["sigma"],
+        ),
+        (
+            "p not summing to 1",
+            Box::new(|_, o| gen_args(o, &["--set", "p=0.5,0.3,0.3"])),
+            vec!["p", "sum"],
+        ),
+        (
+            "k = 0 override",
+            Box::new(|_, o| gen_args(o, &["--set", "k=0"])),
+            vec!["k"],
+        ),
+        (
+            "absurd size (refused before allocating)",
+            Box::new(|_, o| gen_args(o, &["--set", "clients=1000000000", "--set", "d=1000000"])),
+            vec!["bytes", "limit"],
+        ),
+        (
+            "unknown generator parameter",
+            Box::new(|_, o| gen_args(o, &["--set", "colour=red"])),
+            vec!["colour"],
+        ),
+        (
+            "override without =",
+            Box::new(|_, o| gen_args(o, &["--set", "sigma"])),
+            vec!["sigma", "key=value"],
+        ),
+        (
+            "unknown setting",
+            Box::new(|_, o| {
+                let mut a = gen_args(o, &[]);
+                a[2] = "mnist".into();
+                a
+            }),
+            vec!["mnist"],
+        ),
+        (
+            "output is a file",
+            Box::new(|d, _| {
+                let f = d.join("a-file");
+                std::fs::write(&f, b"x").unwrap();
+                gen_args(&f, &[])
+            }),
+            vec!["a-file"],
+        ),
+        (
+            "output under a file (not creatable)",
+            Box::new(|d, _| {
+                let f = d.join("a-file");
+                std::fs::write(&f, b"x").unwrap();
+                gen_args(&f.join("sub"), &[])
+            }),
+            vec!["sub"],
+        ),
+        (
+            "non-empty output without --force",
+            Box::new(|d, _| gen_args(d, &[])),
+            vec!["--force"],
+        ),
+    ];
+    assert!(cases.len() >= 30);
+    let mut table = String::from("| input | message |\n|---|---|\n");
+    for (i, (name, setup, expect)) in cases.iter().enumerate() {
+        let data = root.0.join(format!("case{i}"));
+        dataset(&data);
+        let out = root.0.join(format!("out{i}"));
+        let args = setup(&data, &out);
+        let before: Vec<_> = std::fs::read_dir(&data)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        let o = fedmix(&args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{name}: status {:?}, stderr {err}",
+            o.status
+        );
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{name}: not one line: {err}"
+        );
+        let line = err.trim_end();
+        assert!(line.starts_with("error: "), "{name}: {line}");
+        for e in expect {
+            assert!(line.contains(e), "{name}: message lacks `{e}`: {line}");
+        }
+        assert!(
+            !out.exists(),
+            "{name}: output left behind at {}",
+            out.display()
+        );
+        let after: Vec<_> = std::fs::read_dir(&data)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            before.len(),
+            after.len(),
+            "{name}: files appeared in the data directory"
+        );
+        table.push_str(&format!(
+            "| {name} | `{}` |\n",
+            line.trim_start_matches("error: ").replace('|', "\\|")
+        ));
+    }
+    println!("{table}");
+}
