@@ -30,7 +30,8 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Algorithm: two-phase | phase2 | oracle.
+    /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
+    /// one-shot | oracle-labels | sr-fca | cfl.
     #[arg(long)]
     algorithm: String,
     /// Dataset directory (alternative to --setting).
@@ -283,11 +284,29 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
             init: None,
             oracle: true,
         }),
+        "ifca" => Box::new(fedmix::algorithms::ifca::Ifca {
+            cfg: cfg.clone(),
+            init,
+        }),
+        "ifca-official" => Box::new(fedmix::algorithms::ifca::IfcaOfficial {
+            cfg: cfg.clone(),
+            data_sigma: ds.manifest.parameters.as_ref().map(|p| p.sigma),
+            threads: None,
+        }),
+        "fedavg" => Box::new(fedmix::algorithms::fedavg::FedAvg { cfg: cfg.clone() }),
+        "local" => Box::new(fedmix::algorithms::local::Local { cfg: cfg.clone() }),
+        "one-shot" => Box::new(fedmix::algorithms::one_shot::OneShot { cfg: cfg.clone() }),
+        "oracle-labels" => {
+            Box::new(fedmix::algorithms::oracle_labels::OracleLabels { cfg: cfg.clone() })
+        }
+        "sr-fca" => Box::new(fedmix::algorithms::sr_fca::SrFca { cfg: cfg.clone() }),
+        "cfl" => Box::new(fedmix::algorithms::cfl::Cfl { cfg: cfg.clone() }),
         other => {
             return Err(FedmixError::invalid(
                 "algorithm",
                 other,
-                "known: two-phase, phase2, oracle",
+                "known: two-phase, phase2, oracle, ifca, ifca-official, fedavg, local, \
+                 one-shot, oracle-labels, sr-fca, cfl",
             ));
         }
     };

@@ -251,6 +251,8 @@ pub fn misclustering(est: &[usize], truth: &[usize], sizes: &[usize]) -> Result<
             });
         }
     }
+    check_label_range(est, "estimated labels")?;
+    check_label_range(truth, "true labels")?;
     let k_est = est.iter().max().map_or(1, |m| m + 1);
     let k = truth.iter().max().map_or(1, |m| m + 1);
     let confusion = |w: &dyn Fn(usize) -> f64| {
@@ -286,6 +288,201 @@ pub fn misclustering(est: &[usize], truth: &[usize], sizes: &[usize]) -> Result<
         samples: rate(&by_samples),
         map,
     })
+}
+
+/// Largest label value accepted by [`misclustering`]: labels index a confusion matrix, so a
+/// label such as [`crate::run::UNASSIGNED`] (`usize::MAX`) must be refused typed rather than
+/// overflow or allocate absurdly.
+pub const MAX_LABEL: usize = 1 << 20;
+
+fn check_label_range(labels: &[usize], what: &str) -> Result<()> {
+    match labels.iter().position(|&l| l > MAX_LABEL) {
+        Some(client) => Err(FedmixError::invalid(
+            what,
+            labels[client],
+            format!("client {client}: labels must be ≤ {MAX_LABEL} (unassigned clients need majority_misclustering)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Misclustering under SRFCA Definition 3.1 (cluster labels by majority), for clusterings whose
+/// number of clusters `K̂` differs from `k` (SR-FCA, CFL) or that leave clients unassigned.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MajorityMisclustering {
+    /// Fraction of clients misclustered (unassigned clients count as misclustered).
+    pub clients: f64,
+    /// Fraction of samples misclustered (clients weighted by `n_i`).
+    pub samples: f64,
+    /// `cluster_label[c]`: the true cluster holding a strict majority (> 1/2) of the clients of
+    /// estimated cluster `c`, if any (`None` also for an empty cluster).
+    pub cluster_label: Vec<Option<usize>>,
+    /// Number of distinct true clusters that are the label of some estimated cluster (SRFCA's
+    /// "proxies"; `k` when every true cluster is represented).
+    pub proxies: usize,
+    /// Clients outside every cluster.
+    pub unassigned: usize,
+}
+
+/// SRFCA Definition 3.1: estimated cluster `c` has cluster label `j` when more than half of its
+/// clients come from true cluster `j`; client `i` is correctly clustered when its cluster has a
+/// label and the label is `z_i`. Several estimated clusters may share a label (a true cluster
+/// split in two is not penalised: "proxies"); a cluster without a strict majority has no label,
+/// so all its clients count as misclustered, and so do unassigned clients (`None`).
+/// `k_hat` is the number of estimated clusters (labels must be `< k_hat`).
+///
+/// Decision: the majority is by client count, as in Definition 3.1 ("majority of users"), also
+/// for the sample-weighted rate.
+///
+/// # Errors
+/// Length mismatches; an estimated label `≥ k_hat` ([`FedmixError::LabelOutOfRange`]).
+pub fn majority_misclustering(
+    est: &[Option<usize>],
+    truth: &[usize],
+    sizes: &[usize],
+    k_hat: usize,
+) -> Result<MajorityMisclustering> {
+    for (what, len) in [("true labels", truth.len()), ("client sizes", sizes.len())] {
+        if len != est.len() {
+            return Err(FedmixError::DimensionMismatch {
+                what: format!("{what} vs estimated labels"),
+                expected: est.len(),
+                found: len,
+            });
+        }
+    }
+    check_label_range(truth, "true labels")?;
+    if let Some(client) = est.iter().position(|l| l.is_some_and(|l| l >= k_hat)) {
+        return Err(FedmixError::LabelOutOfRange {
+            client,
+            label: est[client].unwrap_or(0),
+            k: k_hat,
+        });
+    }
+    let k = truth.iter().max().map_or(1, |m| m + 1);
+    let mut counts = vec![vec![0usize; k]; k_hat];
+    for (e, &z) in est.iter().zip(truth) {
+        if let Some(c) = *e {
+            counts[c][z] += 1;
+        }
+    }
+    let cluster_label: Vec<Option<usize>> = counts
+        .iter()
+        .map(|row| {
+            let size: usize = row.iter().sum();
+            row.iter().position(|&n| 2 * n > size)
+        })
+        .collect();
+    let correct = |i: usize| est[i].is_some_and(|c| cluster_label[c] == Some(truth[i]));
+    let (mut wrong_c, mut wrong_s, mut total_s) = (0usize, 0usize, 0usize);
+    for (i, &n) in sizes.iter().enumerate() {
+        total_s += n;
+        if !correct(i) {
+            wrong_c += 1;
+            wrong_s += n;
+        }
+    }
+    let mut proxies: Vec<usize> = cluster_label.iter().flatten().copied().collect();
+    proxies.sort_unstable();
+    proxies.dedup();
+    let ratio = |a: usize, b: usize| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    Ok(MajorityMisclustering {
+        clients: ratio(wrong_c, est.len()),
+        samples: ratio(wrong_s, total_s),
+        cluster_label,
+        proxies: proxies.len(),
+        unassigned: est.iter().filter(|e| e.is_none()).count(),
+    })
+}
+
+/// How a misclustering rate was computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MisclusteringMethod {
+    /// Best label permutation ([`misclustering`]): `K̂ = k`, every client assigned.
+    BestPermutation,
+    /// SRFCA Definition 3.1 majority labels ([`majority_misclustering`]).
+    Majority,
+}
+
+/// Misclustering rates of a clustering with `k_hat` estimated clusters against `k` true ones.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LabelQuality {
+    /// Fraction of clients misclustered.
+    pub clients: f64,
+    /// Fraction of samples misclustered.
+    pub samples: f64,
+    /// Which rule was used.
+    pub method: MisclusteringMethod,
+    /// Clients outside every cluster (counted as misclustered).
+    pub unassigned: usize,
+}
+
+/// SPEC §6: the best-permutation rate when `k_hat = k` and every client is assigned, otherwise
+/// SRFCA Def. 3.1 majority labels (with `K̂ ≠ k` a permutation cannot match every cluster, and
+/// would count a correctly split true cluster as wrong).
+///
+/// # Errors
+/// As [`misclustering`] / [`majority_misclustering`].
+pub fn label_quality(
+    est: &[Option<usize>],
+    truth: &[usize],
+    sizes: &[usize],
+    k_hat: usize,
+    k: usize,
+) -> Result<LabelQuality> {
+    let complete: Option<Vec<usize>> = est.iter().copied().collect();
+    match complete {
+        Some(est) if k_hat == k => {
+            let m = misclustering(&est, truth, sizes)?;
+            Ok(LabelQuality {
+                clients: m.clients,
+                samples: m.samples,
+                method: MisclusteringMethod::BestPermutation,
+                unassigned: 0,
+            })
+        }
+        _ => {
+            let m = majority_misclustering(est, truth, sizes, k_hat)?;
+            Ok(LabelQuality {
+                clients: m.clients,
+                samples: m.samples,
+                method: MisclusteringMethod::Majority,
+                unassigned: m.unassigned,
+            })
+        }
+    }
+}
+
+/// Coverage distance `max_j min_l ‖θ̂_l − θ*_j‖`: the worst error when every true cluster is
+/// served by its nearest estimated model (one model may serve several clusters). Defined for
+/// any `K̂ ≥ 1`, unlike eq. 6, and never larger than it; for a single global model (FedAvg) it
+/// is `max_j ‖θ̄ − θ*_j‖`.
+///
+/// # Errors
+/// Dimension mismatch, no estimated model, non-finite distances.
+pub fn coverage_distance(theta_hat: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> Result<f64> {
+    if theta_hat.nrows() != theta_star.nrows() {
+        return Err(FedmixError::DimensionMismatch {
+            what: "model dimension d of theta_hat vs theta_star".into(),
+            expected: theta_star.nrows(),
+            found: theta_hat.nrows(),
+        });
+    }
+    if theta_hat.ncols() == 0 || theta_star.ncols() == 0 {
+        return Err(FedmixError::invalid(
+            "k",
+            0,
+            "at least one estimated and one true model are needed",
+        ));
+    }
+    let c = DMatrix::from_fn(theta_star.ncols(), theta_hat.ncols(), |j, l| {
+        (theta_hat.column(l) - theta_star.column(j)).norm()
+    });
+    finite_costs(&c)?;
+    Ok(c.row_iter()
+        .map(|r| r.min())
+        .fold(0.0, |acc: f64, v| acc.max(v)))
 }
 
 /// Label map maximising matched weight of a confusion matrix (rows: estimates, cols: truth).
@@ -545,6 +742,77 @@ mod tests {
         let m = misclustering(&est, &truth, &[1, 1, 1, 1, 1, 5]).unwrap();
         assert!((m.clients - 1.0 / 6.0).abs() < 1e-15);
         assert!((m.samples - 5.0 / 10.0).abs() < 1e-15);
+    }
+
+    /// SRFCA Def. 3.1 by hand. Truth: 0 0 0 1 1 2 2 2; estimated clusters:
+    /// A = {0, 1, 3} (two of three from 0 → label 0; client 3 wrong),
+    /// B = {2} (label 0: a split of true cluster 0 is not penalised),
+    /// C = {4, 5} (1 vs 2 — no strict majority → both wrong), client 6 unassigned (wrong),
+    /// D = {7} (label 2). Wrong: 3, 4, 5, 6 → 4/8. Samples (sizes 1..=8): wrong 4+5+6+7 = 22/36.
+    #[test]
+    fn majority_labels_by_hand() {
+        let truth = [0, 0, 0, 1, 1, 2, 2, 2];
+        let est = [
+            Some(0),
+            Some(0),
+            Some(1),
+            Some(0),
+            Some(2),
+            Some(2),
+            None,
+            Some(3),
+        ];
+        let sizes = [1, 2, 3, 4, 5, 6, 7, 8];
+        let m = majority_misclustering(&est, &truth, &sizes, 4).unwrap();
+        assert_eq!(m.cluster_label, vec![Some(0), Some(0), None, Some(2)]);
+        assert!((m.clients - 0.5).abs() < 1e-15);
+        assert!((m.samples - 22.0 / 36.0).abs() < 1e-15);
+        assert_eq!((m.proxies, m.unassigned), (2, 1));
+        // Renumbering the estimated clusters changes nothing.
+        let renum: Vec<Option<usize>> = est.iter().map(|e| e.map(|c| 3 - c)).collect();
+        let r = majority_misclustering(&renum, &truth, &sizes, 4).unwrap();
+        assert_eq!(
+            (r.clients.to_bits(), r.samples.to_bits()),
+            (m.clients.to_bits(), m.samples.to_bits())
+        );
+        // Out-of-range labels are typed errors, not panics.
+        assert!(majority_misclustering(&est, &truth, &sizes, 3).is_err());
+        assert!(misclustering(&[0, usize::MAX], &[0, 1], &[1, 1]).is_err());
+    }
+
+    /// With K̂ = k, pure clusters and no unassigned client both rules agree; the dispatcher
+    /// picks the permutation rule then and the majority rule otherwise.
+    #[test]
+    fn label_quality_dispatch() {
+        let truth = [0, 0, 1, 1, 2, 2];
+        let est = [2, 2, 0, 0, 1, 0];
+        let sizes = [1, 1, 1, 1, 1, 5];
+        let opts: Vec<Option<usize>> = est.iter().map(|&e| Some(e)).collect();
+        let q = label_quality(&opts, &truth, &sizes, 3, 3).unwrap();
+        assert_eq!(q.method, MisclusteringMethod::BestPermutation);
+        let perm = misclustering(&est, &truth, &sizes).unwrap();
+        assert_eq!(q.clients.to_bits(), perm.clients.to_bits());
+        let maj = majority_misclustering(&opts, &truth, &sizes, 3).unwrap();
+        assert!((maj.clients - perm.clients).abs() < 1e-15);
+        let mut with_none = opts.clone();
+        with_none[0] = None;
+        let q = label_quality(&with_none, &truth, &sizes, 3, 3).unwrap();
+        assert_eq!((q.method, q.unassigned), (MisclusteringMethod::Majority, 1));
+        let q = label_quality(&opts, &truth, &sizes, 4, 3).unwrap();
+        assert_eq!(q.method, MisclusteringMethod::Majority);
+    }
+
+    #[test]
+    fn coverage_distance_allows_fewer_estimates() {
+        let ts = DMatrix::from_column_slice(1, 3, &[0.0, 1.0, 5.0]);
+        let one = DMatrix::from_column_slice(1, 1, &[1.5]);
+        // max_j |1.5 − θ*_j| = 3.5
+        assert!((coverage_distance(&one, &ts).unwrap() - 3.5).abs() < 1e-15);
+        assert!(bottleneck_distance(&one, &ts).is_err());
+        let three = DMatrix::from_column_slice(1, 3, &[0.1, 4.0, 1.2]);
+        let b = bottleneck_distance(&three, &ts).unwrap().value;
+        let c = coverage_distance(&three, &ts).unwrap();
+        assert!(c <= b && (c - 1.0).abs() < 1e-15, "{c} {b}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Run directories: `theta_hat.npy` (k × d), `labels.npy` (M), `trace.csv`, `summary.json`, and
-//! with `--save-iterates` `iterates.npy` (rounds × k × d) and `iterate_labels.npy` (rounds × M).
+//! Run directories: `theta_hat.npy` (K̂ × d), `labels.npy` (M), `trace.csv`, `summary.json`, and
+//! with `--save-iterates` `iterates.npy` (rounds × K̂_max × d, NaN-padded when the number of
+//! models changes) and `iterate_labels.npy` (rounds × M). Label `-1` = unassigned (SR-FCA).
 //! Every file is written atomically; `summary.json` goes last.
 
 use crate::error::{FedmixError, Result};
@@ -25,7 +26,20 @@ pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutpu
             json!(metrics::training_loss(t, theta)),
         );
     }
+    m.insert("models".into(), json!(theta.ncols()));
     if let Some(ts) = fed.theta_star() {
+        if theta.ncols() < ts.ncols() {
+            m.insert("distance".into(), Value::Null);
+            m.insert(
+                "distance_absent_reason".into(),
+                json!(format!(
+                    "{} estimated model(s) < k = {} true models: d(θ̂, θ*) (SXY22 eq. 6) needs \
+                     an injective assignment of estimates to true models; see coverage_distance",
+                    theta.ncols(),
+                    ts.ncols()
+                )),
+            );
+        }
         if let Ok(a) = metrics::bottleneck_distance(theta, ts) {
             m.insert("distance".into(), json!(a.value));
             m.insert("per_cluster_errors".into(), json!(a.per_cluster));
@@ -37,11 +51,17 @@ pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutpu
                 json!(s.value / ts.ncols() as f64),
             );
         }
+        if let Ok(c) = metrics::coverage_distance(theta, ts) {
+            m.insert("coverage_distance".into(), json!(c));
+        }
     }
-    if let Some(truth) = fed.labels() {
-        if let Ok(mc) = metrics::misclustering(&out.labels, truth, &fed.sizes()) {
-            m.insert("misclustering_clients".into(), json!(mc.clients));
-            m.insert("misclustering_samples".into(), json!(mc.samples));
+    if let (Some(truth), Some(k)) = (fed.labels(), fed.k()) {
+        let est = crate::run::as_options(&out.labels);
+        if let Ok(q) = metrics::label_quality(&est, truth, &fed.sizes(), theta.ncols(), k) {
+            m.insert("misclustering_clients".into(), json!(q.clients));
+            m.insert("misclustering_samples".into(), json!(q.samples));
+            m.insert("misclustering_method".into(), json!(q.method));
+            m.insert("unassigned_clients".into(), json!(q.unassigned));
         }
         if let Ok(errs) = metrics::per_client_errors(fed, theta, &out.labels) {
             m.insert("per_client_error".into(), json!(metrics::summarize(&errs)));
@@ -114,15 +134,24 @@ pub fn write_run(
         &[theta.ncols(), theta.nrows()],
         theta.as_slice(),
     )?;
-    let labels: Vec<i64> = out.labels.iter().map(|&l| l as i64).collect();
+    let labels: Vec<i64> = out.labels.iter().map(|&l| label_i64(l)).collect();
     write_i64(&dir.join("labels.npy"), &[labels.len()], &labels)?;
     write_atomic(&dir.join("trace.csv"), rec.to_csv().as_bytes())?;
     if rec.save_iterates {
-        let (d, k) = (fed.d(), theta.ncols());
+        // The number of models may change between rounds (SR-FCA merges, CFL splits): rounds
+        // with fewer than the most models are padded with NaN models.
+        let d = fed.d();
+        let k = rec.iterates.iter().map(|m| m.ncols()).max().unwrap_or(0);
         let flat: Vec<f64> = rec
             .iterates
             .iter()
-            .flat_map(|m| m.as_slice().iter().copied())
+            .flat_map(|m| {
+                let pad = (k - m.ncols()) * d;
+                m.as_slice()
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(f64::NAN, pad))
+            })
             .collect();
         write_f64(
             &dir.join("iterates.npy"),
@@ -133,7 +162,7 @@ pub fn write_run(
             let flat: Vec<i64> = rec
                 .labels
                 .iter()
-                .flat_map(|l| l.iter().map(|&x| x as i64))
+                .flat_map(|l| l.iter().map(|&x| label_i64(x)))
                 .collect();
             write_i64(
                 &dir.join("iterate_labels.npy"),
@@ -156,6 +185,15 @@ pub fn write_run(
         summary.insert(k.clone(), v.clone());
     }
     write_json(&dir.join("summary.json"), &Value::Object(summary))
+}
+
+/// A label as written to `.npy`: [`crate::run::UNASSIGNED`] becomes `-1`.
+fn label_i64(l: usize) -> i64 {
+    if l == crate::run::UNASSIGNED {
+        -1
+    } else {
+        l as i64
+    }
 }
 
 /// Refuse a non-empty output directory unless `force`.

@@ -11,7 +11,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
-    /// SXY22 Phase 1 (FedMD on anchors).
+    /// SXY22 Phase 1 (FedMD on anchors), or the initial clustering step of a baseline
+    /// (one-shot's local models + k-means, SR-FCA's ONE_SHOT).
     Phase1,
     /// SXY22 Phase 2 (FedX + clustering), or the main loop of a baseline.
     Phase2,
@@ -96,6 +97,10 @@ pub struct RoundRecord {
     pub comm: Comm,
 }
 
+/// Label of a client outside every cluster (SR-FCA's components smaller than `t`). Written as
+/// `-1` in label files; counted as misclustered (SRFCA Def. 3.1).
+pub const UNASSIGNED: usize = usize::MAX;
+
 /// Collects the trace of a run and evaluates the metrics that the data allow.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
@@ -128,7 +133,11 @@ impl Recorder {
         }
     }
 
-    /// Record a Phase 2 style round: models `theta` (`d × k`) and the labels clients chose.
+    /// Record a Phase 2 style round: models `theta` (`d × K̂`) and the labels clients chose
+    /// ([`UNASSIGNED`] for a client outside every cluster). The distance is eq. 6 when
+    /// `K̂ ≥ k` (empty otherwise); misclustering uses the best permutation when `K̂ = k` and
+    /// every client is assigned, SRFCA Def. 3.1 majority labels otherwise
+    /// ([`metrics::label_quality`]).
     pub fn model_round(
         &mut self,
         fed: &Federation,
@@ -153,10 +162,12 @@ impl Recorder {
             return;
         }
         let (distance, per_cluster) = model_distance(fed, theta);
-        let misclustering = match (labels, fed.labels()) {
-            (Some(est), Some(truth)) => metrics::misclustering(est, truth, &fed.sizes())
-                .ok()
-                .map(|m| (m.clients, m.samples)),
+        let misclustering = match (labels, fed.labels(), fed.k()) {
+            (Some(est), Some(truth), Some(k)) => {
+                metrics::label_quality(&as_options(est), truth, &fed.sizes(), theta.ncols(), k)
+                    .ok()
+                    .map(|m| (m.clients, m.samples))
+            }
             _ => None,
         };
         self.rows.push(RoundRecord {
@@ -246,6 +257,14 @@ impl Recorder {
     }
 }
 
+/// Labels with [`UNASSIGNED`] turned into `None`.
+pub fn as_options(labels: &[usize]) -> Vec<Option<usize>> {
+    labels
+        .iter()
+        .map(|&l| (l != UNASSIGNED).then_some(l))
+        .collect()
+}
+
 /// `d(θ, θ*)` and per-cluster errors, when `θ*` is known and `theta` has ≥ k finite columns.
 pub fn model_distance(fed: &Federation, theta: &DMatrix<f64>) -> (Option<f64>, Vec<f64>) {
     match fed
@@ -263,6 +282,9 @@ pub fn model_distance(fed: &Federation, theta: &DMatrix<f64>) -> (Option<f64>, V
 pub enum Termination {
     /// The configured number of rounds was run.
     MaxRounds,
+    /// A fixed sequence of stages was completed (local solve; SR-FCA's ONE_SHOT + R REFINE
+    /// steps; the official IFCA protocol's grid of runs).
+    Completed,
 }
 
 /// What every algorithm returns.

@@ -134,6 +134,53 @@ pub fn local_update(
     }
 }
 
+/// `∇F_i(θ) = (1/n_i) φ(x_i)ᵀ(φ(x_i)θ − y_i)`, the gradient of client `i`'s loss
+/// `F_i(θ) = ‖y_i − φ(x_i)θ‖²/(2n_i)` (SPEC §3; IFCA Algorithm 2 line 9; SRFCA Algorithm 3).
+pub fn client_gradient(fed: &Federation, i: usize, theta: &DVector<f64>) -> DVector<f64> {
+    let x = fed.x(i);
+    let mut r = x.tr_mul(theta);
+    r -= &fed.y(i);
+    let mut g = x * r;
+    g /= fed.n(i) as f64;
+    g
+}
+
+/// Client `i`'s model update `Δθ_i = LocalUpdate_i(θ) − θ` ([`local_update`]).
+pub fn client_update(
+    fed: &Federation,
+    i: usize,
+    theta: &DVector<f64>,
+    p: &Phase2Params,
+    prox: Option<&ProxFactor>,
+) -> DVector<f64> {
+    local_update(fed, i, theta, p, prox) - theta
+}
+
+/// The general model-averaging step: `θ_j ← θ_j + Σ_{i: labels[i] = Some(j)} w_i Δθ_i`, with
+/// `Δθ_i` client `i`'s [`client_update`] from `θ_j` and `w_i = weights[i]`. Clients labelled
+/// `None` do not take part; a model no client chose is returned unchanged (bit for bit).
+///
+/// With `w_i = n_i/N` and every client labelled this is SXY22 Phase 2's aggregation
+/// ([`aggregate`]); with `w_i = 1/|S_j|` over the clients `S_j` that chose `j` it is IFCA's
+/// option II (IFCA Algorithm 2 line 15); with `w_i = n_i/N_c` it is FedAvg within a cluster.
+pub fn aggregate_weighted(
+    fed: &Federation,
+    theta: &DMatrix<f64>,
+    labels: &[Option<usize>],
+    weights: &[f64],
+    p: &Phase2Params,
+    prox: Option<&[ProxFactor]>,
+) -> DMatrix<f64> {
+    let mut next = theta.clone();
+    for (i, (z, &w)) in labels.iter().zip(weights).enumerate() {
+        let Some(z) = *z else { continue };
+        let prev = theta.column(z).clone_owned();
+        let delta = client_update(fed, i, &prev, p, prox.map(|f| &f[i]));
+        next.column_mut(z).axpy(w, &delta, 1.0);
+    }
+    next
+}
+
 /// Eq. 8: every client's cluster choice `argmin_j ‖y_i − φ_i θ_j‖²` (ties → lowest j).
 pub fn assign_clusters(fed: &Federation, theta: &DMatrix<f64>) -> Vec<usize> {
     (0..fed.num_clients())
@@ -161,15 +208,11 @@ pub fn aggregate(
     prox: Option<&[ProxFactor]>,
 ) -> DMatrix<f64> {
     let total = fed.total_samples() as f64;
-    let mut next = theta.clone();
-    for (i, &z) in labels.iter().enumerate() {
-        let prev = theta.column(z).clone_owned();
-        let local = local_update(fed, i, &prev, p, prox.map(|f| &f[i]));
-        let w = fed.n(i) as f64 / total;
-        let mut col = next.column_mut(z);
-        col.axpy(w, &(local - prev), 1.0);
-    }
-    next
+    let weights: Vec<f64> = (0..fed.num_clients())
+        .map(|i| fed.n(i) as f64 / total)
+        .collect();
+    let labels: Vec<Option<usize>> = labels.iter().map(|&z| Some(z)).collect();
+    aggregate_weighted(fed, theta, &labels, &weights, p, prox)
 }
 
 /// Communication of one Phase 2 round: `k·d` floats to each of `M` clients, `d + 1` back

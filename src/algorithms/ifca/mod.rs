@@ -1,0 +1,40 @@
+//! IFCA — Iterative Federated Clustering Algorithm (Ghosh, Chung, Yin, Ramchandran, NeurIPS
+//! 2020, Algorithm 2; SPEC §5 item 4), and the compatibility mode reproducing the authors'
+//! released synthetic code (`ifca-official`).
+//!
+//! Each round the PS broadcasts `θ_1..θ_k` to the participants `M_t` (a random fraction of the
+//! clients, Algorithm 2 line 4); client `i` picks `ĵ = argmin_j F_i(θ_j)` (line 6; ties → lowest
+//! `j`), with `F_i(θ) = ‖y_i − φ_iθ‖²/(2n_i)`, and
+//! - option I, gradient averaging (lines 9, 14): sends `∇F_i(θ_ĵ)`; the PS sets
+//!   `θ_j ← θ_j − (γ/|M_t|) Σ_{i∈M_t} s_ij ∇F_i(θ_j)` (SPEC §5 item 4);
+//! - option II, model averaging (lines 11, 15, 18–21): runs `τ` local GD steps from `θ_ĵ` (the
+//!   shared local solver [`local_update`](super::fedx_clustering::local_update), FedProx as an
+//!   extension) and sends the model; the PS
+//!   sets `θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij`.
+//!
+//! A model no participant chose keeps its value. `R` restarts from random initialisations run
+//! independently; the reported run is the one with the lowest final **training loss**
+//! `Σ_i (n_i/N) min_j F_i(θ_j)` (ties → lowest restart index) — a user cannot select by the
+//! distance to `θ*`.
+//!
+//! Exact relations between the options (tested below). With `S_j ⊆ M_t` the participants that
+//! chose `j`, one round of option II with `τ = 1` and step `γ'` gives
+//! `θ_j − (γ'/|S_j|) Σ_{i∈S_j} ∇F_i(θ_j)`, i.e. option I with `γ = γ' |M_t|/|S_j|` on cluster
+//! `j`; they coincide for `γ = γ'` when every participant chose `j` (e.g. `k = 1`). The official
+//! mode's step with learning rate `lr` is option I with full participation and `γ = 2 lr`
+//! (its loss is the mean squared error without the ½, and it divides by `m = M`).
+//!
+//! Public parameters: `ifca_option` (`gradient` | `model`, default `model`), `eta` (γ; default
+//! as Phase 2, `eta_gamma / max_i ‖φ_i‖²/n_i`), `local_steps` (τ), `local_solver`, `rounds` (T),
+//! `participation`, `restarts` (R), `ifca_init` (`gaussian` | `bernoulli`), `init_scale`, `k`;
+//! for `ifca-official`: `ifca_official_inits`, `ifca_official_lrs`, `ifca_official_iterations`,
+//! `ifca_official_sigma`, `ifca_official_offset`.
+//!
+//! Layout: [`algorithm`] (IFCA proper: options, participation, restarts) and [`official`] (the
+//! official-code compatibility mode); everything is re-exported here.
+
+pub mod algorithm;
+pub mod official;
+
+pub use algorithm::*;
+pub use official::*;

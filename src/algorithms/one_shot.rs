@@ -1,0 +1,83 @@
+//! One-shot clustering (Ghosh et al. 2019; IFCA Algorithm 1; SPEC §5 item 3): every client
+//! computes its local ERM ([`local_models`]: min-norm least squares, or ridge with
+//! `local_ridge`) and uploads it once; the PS runs k-means on the `M` local models
+//! ([`kmeans`]: k-means++ seeding, Lloyd, `kmeans_inits` seeded starts, lowest inertia), then
+//! FedAvg runs inside each cluster with the labels fixed, starting from the centroids.
+//!
+//! Decision: "FedAvg inside each cluster" is Phase 2's aggregation with fixed labels
+//! ([`run_phase2`], weights `n_i/N` — SXY22 Algorithm 2), so one-shot, `oracle-labels` and the
+//! two-phase algorithm differ only in where the labels and the start come from (SXY22 Fig. 1–3
+//! compare them at the same `s`). Per-cluster weights `n_i/N_j` would be Phase 2 with a step
+//! larger by `N/N_j`.
+//!
+//! The trace has one Phase 1 row (the clustering: centroids, k-means labels, `M·d` floats up),
+//! then the Phase 2 rows.
+
+use super::fedx_clustering::run_phase2;
+use super::kmeans::kmeans;
+use super::local::{self, local_models};
+use super::two_phase::RunConfig;
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::run::{Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
+use serde_json::json;
+
+/// Check the one-shot fields of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] for `kmeans_inits = 0`, `local_ridge < 0`.
+pub fn check_config(cfg: &RunConfig) -> Result<()> {
+    if cfg.kmeans_inits == 0 {
+        return Err(FedmixError::invalid("kmeans_inits", 0, "must be ≥ 1"));
+    }
+    local::check_config(cfg)
+}
+
+/// One-shot clustering then FedAvg within clusters (`one-shot`).
+#[derive(Clone, Debug)]
+pub struct OneShot {
+    /// Configuration (`k`, `local_ridge`, `kmeans_inits`, `kmeans_max_iter`, Phase 2 fields).
+    pub cfg: RunConfig,
+}
+
+impl Algorithm for OneShot {
+    fn name(&self) -> &'static str {
+        "one-shot"
+    }
+
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        check_config(&self.cfg)?;
+        let k = self.cfg.resolve_k(fed)?;
+        let p = self.cfg.phase2(fed);
+        p.check(fed)?;
+        let w = local_models(fed, self.cfg.local_ridge)?;
+        let km = kmeans(&w, k, self.cfg.kmeans_inits, self.cfg.kmeans_max_iter, seed)?;
+        let (m, d) = (fed.num_clients() as u64, fed.d() as u64);
+        let upload = Comm {
+            floats_down: 0,
+            floats_up: m * d,
+            messages: m,
+            participants: m,
+        };
+        rec.model_round(fed, Phase::Phase1, &km.centroids, Some(&km.labels), upload);
+        let (theta_hat, _) = run_phase2(fed, &km.centroids, &p, Some(&km.labels), rec)?;
+        let mut sizes = vec![0usize; k];
+        km.labels.iter().for_each(|&l| sizes[l] += 1);
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "one_shot".into(),
+            json!({
+                "kmeans": {"inertia": km.inertia, "start": km.start, "lloyd_iterations": km.iterations,
+                           "start_inertias": km.inertias, "cluster_sizes": sizes},
+                "local_ridge": self.cfg.local_ridge,
+                "phase2": p,
+            }),
+        );
+        Ok(RunOutput {
+            theta_hat,
+            labels: km.labels,
+            termination: Termination::MaxRounds,
+            extra,
+        })
+    }
+}

@@ -1,0 +1,41 @@
+//! Oracle with known labels (`oracle-labels`; SPEC §5 item 5): Phase 2's FedAvg/FedProx
+//! aggregation ([`run_phase2`]) started at `θ*` with every client's label fixed to its true
+//! cluster, so no client ever re-clusters. Infeasible (it needs `z_i` and `θ*`): the floor that
+//! a clustering algorithm could reach if it clustered perfectly. `oracle` (in
+//! [`two_phase`](super::two_phase)) starts at `θ*` but re-clusters every round.
+
+use super::fedx_clustering::run_phase2;
+use super::two_phase::RunConfig;
+use crate::error::Result;
+use crate::federation::Federation;
+use crate::run::{Algorithm, Recorder, RunOutput, Termination};
+use serde_json::json;
+
+/// Phase 2 from `θ*` with labels fixed to the truth (`oracle-labels`).
+#[derive(Clone, Debug)]
+pub struct OracleLabels {
+    /// Configuration (`eta`, `local_steps`, `local_solver`, `rounds`).
+    pub cfg: RunConfig,
+}
+
+impl Algorithm for OracleLabels {
+    fn name(&self) -> &'static str {
+        "oracle-labels"
+    }
+
+    fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        let theta0 = fed.require_theta_star("oracle-labels")?.clone();
+        let truth = fed.require_labels("oracle-labels")?.to_vec();
+        let p = self.cfg.phase2(fed);
+        let (theta_hat, _) = run_phase2(fed, &theta0, &p, Some(&truth), rec)?;
+        let mut extra = serde_json::Map::new();
+        extra.insert("phase2".into(), json!(p));
+        extra.insert("labels".into(), json!("fixed to the true labels"));
+        Ok(RunOutput {
+            theta_hat,
+            labels: truth,
+            termination: Termination::MaxRounds,
+            extra,
+        })
+    }
+}

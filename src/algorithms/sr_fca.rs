@@ -1,0 +1,658 @@
+//! SR-FCA — Successive Refine Federated Clustering Algorithm (Vardhan, Ghosh, Mazumdar, TMLR
+//! 2024, Algorithms 1–4; SPEC §5 item 6). It does not need `k`: it reports the number of
+//! clusters it finds.
+//!
+//! - `ONE_SHOT(λ, t)` (Algorithm 1): every client trains locally from `w₀`; clients `i, j` are
+//!   linked when `dist(w_i, w_j) ≤ λ`; the clusters are the connected components with at least
+//!   `t` clients; clients in smaller components are **unassigned**.
+//! - `REFINE` (Algorithm 1), `R` times:
+//!   - `TrimmedMeanGD` (Algorithm 3) per cluster: `ω_{c,0} = w₀`,
+//!     `ω_{c,t+1} = proj_W(ω_{c,t} − η TrMean_β({∇f_i(ω_{c,t})}_{i∈S_c}))`, `T` steps;
+//!   - `RECLUSTER` (Algorithm 2): every client `i ∈ [m]` (unassigned ones included) moves to
+//!     `argmin_c dist(w_i, ω_c)`;
+//!   - `MERGE` (Algorithm 4): clusters `c, c'` are linked when `dist(ω_c, ω_c') ≤ λ`; each
+//!     connected component with at least `t` clients becomes one cluster whose model is the
+//!     average of its members' models; clients of smaller components become unassigned.
+//! - `TrMean_β` (Definition 3.2): per coordinate, drop the `⌊βJ⌋` smallest and `⌊βJ⌋` largest
+//!   of the `J` values and average the rest.
+//! - `dist` (`srfca_dist`): `l2` = `‖w − w'‖`, or `cross-loss` (Definition 5.1)
+//!   `½(f_i(w_j) + f_j(w_i))`, with a cluster's loss `f_c` the mean of its clients' losses.
+//!
+//! Decisions (the paper leaves these open; the authors' code is cited where it answers):
+//! - `w₀ = 0`; `srfca_local_iterations = None` (default) takes the limit `T → ∞` of local GD
+//!   from `w₀ = 0`, the min-norm least-squares solution ([`local_models`]); `Some(T)` runs `T`
+//!   GD steps of the shared local solver with step `eta`.
+//! - `λ`: `srfca_lambda`, or when unset the authors' code rule (`dist_fraction`): the
+//!   `⌈q·P⌉`-th smallest of the `P = M(M−1)/2` ONE_SHOT distances, `q = srfca_lambda_quantile`.
+//! - Sizes (`≥ t`) count clients, also in MERGE, whose graph nodes are clusters.
+//! - `TrMean_β` divides by the number of values kept, `J − 2⌊βJ⌋` (Definition 3.2 writes
+//!   `(1−2β)J`, equal when `βJ` is an integer): it is an average.
+//! - `W` is the closed ball of diameter `D` centred at 0 (`srfca_diameter`; unset = `R^d`, no
+//!   projection); `TrimmedMeanGD` uses the Phase 2 step `eta`.
+//! - `RECLUSTER`'s cross-loss uses `f_c` over the clients that trained `ω_c` (`C_{r−1}`, as the
+//!   authors' `recluster`), `MERGE`'s over the re-clustered members; ties → lowest cluster index;
+//!   components are numbered by their smallest member.
+//! - Clients still unassigned at the end are **served** the model minimising `dist` (the
+//!   RECLUSTER rule) in the output labels, and are counted (`unassigned_clients`, ids, and a
+//!   misclustering rate that counts them as errors).
+//!
+//! The authors' code differs from the paper in two places this module follows the paper on: it
+//! forms clusters by a randomised pivot "correlation clustering" instead of connected
+//! components, and applies the size filter after RECLUSTER rather than in MERGE.
+
+use super::fedx_clustering::{client_gradient, local_update, LocalSolver, Phase2Params};
+use super::local::local_models;
+use super::two_phase::RunConfig;
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::metrics::{self, argmin};
+use crate::run::{Algorithm, Comm, Phase, Recorder, RunOutput, Termination, UNASSIGNED};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// SR-FCA's distance (public names `l2`, `cross-loss`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SrfcaDist {
+    /// `‖w − w'‖₂` (the paper's theory).
+    L2,
+    /// Cross-cluster loss `½(f_i(w_j) + f_j(w_i))` (SRFCA Definition 5.1).
+    CrossLoss,
+}
+
+/// Check SR-FCA's fields of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming the field.
+pub fn check_config(cfg: &RunConfig) -> Result<()> {
+    if let Some(l) = cfg.srfca_lambda {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(FedmixError::invalid(
+                "srfca_lambda",
+                l,
+                "must be finite and > 0",
+            ));
+        }
+    }
+    let q = cfg.srfca_lambda_quantile;
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(FedmixError::invalid(
+            "srfca_lambda_quantile",
+            q,
+            "must be in (0, 1]",
+        ));
+    }
+    if cfg.srfca_size == 0 {
+        return Err(FedmixError::invalid("srfca_size", 0, "t must be ≥ 1"));
+    }
+    let b = cfg.srfca_beta;
+    if !((0.0..0.5).contains(&b)) {
+        return Err(FedmixError::invalid(
+            "srfca_beta",
+            b,
+            "β must be in [0, 1/2)",
+        ));
+    }
+    if cfg.srfca_refine_steps == 0 {
+        return Err(FedmixError::invalid(
+            "srfca_refine_steps",
+            0,
+            "R must be ≥ 1",
+        ));
+    }
+    if cfg.srfca_refine_rounds == 0 {
+        return Err(FedmixError::invalid(
+            "srfca_refine_rounds",
+            0,
+            "T must be ≥ 1",
+        ));
+    }
+    if cfg.srfca_local_iterations == Some(0) {
+        return Err(FedmixError::invalid(
+            "srfca_local_iterations",
+            0,
+            "must be ≥ 1 (unset = exact local least squares)",
+        ));
+    }
+    if let Some(dm) = cfg.srfca_diameter {
+        if !(dm.is_finite() && dm > 0.0) {
+            return Err(FedmixError::invalid(
+                "srfca_diameter",
+                dm,
+                "D must be finite and > 0",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `TrMean_β` (SRFCA Definition 3.2) of the columns of `values` (`d × J`): per coordinate, sort,
+/// drop the `⌊βJ⌋` smallest and largest, average the remaining `J − 2⌊βJ⌋`. `β = 0` is the mean.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] for `β ∉ [0, 1/2)` or no values.
+pub fn trimmed_mean(values: &DMatrix<f64>, beta: f64) -> Result<DVector<f64>> {
+    if !((0.0..0.5).contains(&beta)) {
+        return Err(FedmixError::invalid(
+            "srfca_beta",
+            beta,
+            "β must be in [0, 1/2)",
+        ));
+    }
+    let j = values.ncols();
+    if j == 0 {
+        return Err(FedmixError::invalid(
+            "trimmed mean",
+            0,
+            "needs at least one vector",
+        ));
+    }
+    let drop = (beta * j as f64).floor() as usize;
+    let kept = j - 2 * drop;
+    Ok(DVector::from_fn(values.nrows(), |r, _| {
+        let mut row: Vec<f64> = values.row(r).iter().copied().collect();
+        row.sort_by(f64::total_cmp);
+        row[drop..j - drop].iter().sum::<f64>() / kept as f64
+    }))
+}
+
+/// Projection onto the closed ball of diameter `diameter` centred at 0 (`None`: identity).
+pub fn project_ball(v: DVector<f64>, diameter: Option<f64>) -> DVector<f64> {
+    match diameter {
+        Some(dm) if v.norm() > dm / 2.0 => {
+            let n = v.norm();
+            v * (dm / 2.0 / n)
+        }
+        _ => v,
+    }
+}
+
+/// Connected components of the graph on `0..n` with an edge `(a, b)` when `linked(a, b)`; each
+/// sorted, ordered by smallest member.
+pub fn components(n: usize, linked: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(p: &mut [usize], mut a: usize) -> usize {
+        while p[a] != a {
+            p[a] = p[p[a]];
+            a = p[a];
+        }
+        a
+    }
+    for a in 0..n {
+        for b in a + 1..n {
+            if linked(a, b) {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                if ra != rb {
+                    parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut slot = vec![usize::MAX; n];
+    for a in 0..n {
+        let r = root(&mut parent, a);
+        if slot[r] == usize::MAX {
+            slot[r] = groups.len();
+            groups.push(Vec::new());
+        }
+        groups[slot[r]].push(a);
+    }
+    groups
+}
+
+/// Validated SR-FCA parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SrfcaParams {
+    /// Threshold `λ` (`None`: quantile rule).
+    pub lambda: Option<f64>,
+    /// Quantile `q` of the ONE_SHOT distances used when `λ` is unset.
+    pub lambda_quantile: f64,
+    /// Size parameter `t` (clients).
+    pub size: usize,
+    /// Trimming level `β ∈ [0, 1/2)`.
+    pub beta: f64,
+    /// REFINE steps `R`.
+    pub refine_steps: usize,
+    /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
+    pub local_iterations: Option<usize>,
+    /// TrimmedMeanGD steps `T`.
+    pub refine_rounds: usize,
+    /// Distance.
+    pub dist: SrfcaDist,
+    /// Diameter `D` of `W` (`None`: `R^d`).
+    pub diameter: Option<f64>,
+    /// Step size `η`.
+    pub eta: f64,
+}
+
+impl SrfcaParams {
+    /// Resolve and validate against a federation.
+    ///
+    /// # Errors
+    /// Range errors; `γ ≥ 1` for the local/refine step ([`FedmixError::StepTooLarge`]).
+    pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
+        check_config(cfg)?;
+        let p2 = cfg.phase2(fed);
+        p2.check(fed)?;
+        Ok(Self {
+            lambda: cfg.srfca_lambda,
+            lambda_quantile: cfg.srfca_lambda_quantile,
+            size: cfg.srfca_size,
+            beta: cfg.srfca_beta,
+            refine_steps: cfg.srfca_refine_steps,
+            local_iterations: cfg.srfca_local_iterations,
+            refine_rounds: cfg.srfca_refine_rounds,
+            dist: cfg.srfca_dist,
+            diameter: cfg.srfca_diameter,
+            eta: p2.eta,
+        })
+    }
+}
+
+/// `L[i][c] = F_i(models_c)` for every client and model (`M × K`).
+fn loss_matrix(fed: &Federation, models: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut l = DMatrix::zeros(fed.num_clients(), models.ncols());
+    for i in 0..fed.num_clients() {
+        for (c, v) in metrics::client_losses(fed, i, models)
+            .into_iter()
+            .enumerate()
+        {
+            l[(i, c)] = v;
+        }
+    }
+    l
+}
+
+/// Mean of `L[j][col]` over the clients `members` (a cluster's loss `f_c` at model `col`).
+fn mean_loss(l: &DMatrix<f64>, members: &[usize], col: usize) -> f64 {
+    members.iter().map(|&j| l[(j, col)]).sum::<f64>() / members.len().max(1) as f64
+}
+
+/// Labels `0..K` of the clients in `clusters`, [`UNASSIGNED`] for the others.
+fn labels_of(m: usize, clusters: &[Vec<usize>]) -> Vec<usize> {
+    let mut labels = vec![UNASSIGNED; m];
+    for (c, members) in clusters.iter().enumerate() {
+        members.iter().for_each(|&i| labels[i] = c);
+    }
+    labels
+}
+
+/// ONE_SHOT's local models `w_i` (`d × M`).
+///
+/// # Errors
+/// As [`local_models`].
+pub fn one_shot_models(fed: &Federation, p: &SrfcaParams) -> Result<DMatrix<f64>> {
+    match p.local_iterations {
+        None => local_models(fed, 0.0),
+        Some(t) => {
+            let lp = Phase2Params {
+                eta: p.eta,
+                local_steps: t,
+                local_solver: LocalSolver::Fedavg,
+                rounds: 1,
+            };
+            let w0 = DVector::zeros(fed.d());
+            let mut w = DMatrix::zeros(fed.d(), fed.num_clients());
+            for i in 0..fed.num_clients() {
+                w.set_column(i, &local_update(fed, i, &w0, &lp, None));
+            }
+            Ok(w)
+        }
+    }
+}
+
+/// ONE_SHOT's pairwise distances (`M × M`, symmetric, zero diagonal) and, for the cross-loss,
+/// the loss matrix `F_i(w_j)` it came from.
+pub fn pairwise(
+    fed: &Federation,
+    w: &DMatrix<f64>,
+    dist: SrfcaDist,
+) -> (DMatrix<f64>, Option<DMatrix<f64>>) {
+    let m = w.ncols();
+    match dist {
+        SrfcaDist::L2 => (
+            DMatrix::from_fn(m, m, |a, b| (w.column(a) - w.column(b)).norm()),
+            None,
+        ),
+        SrfcaDist::CrossLoss => {
+            let l = loss_matrix(fed, w);
+            let d = DMatrix::from_fn(m, m, |a, b| {
+                if a == b {
+                    0.0
+                } else {
+                    0.5 * (l[(a, b)] + l[(b, a)])
+                }
+            });
+            (d, Some(l))
+        }
+    }
+}
+
+/// The threshold: explicit, or the `⌈q·P⌉`-th smallest pairwise distance (0-based index, clamped
+/// to the largest; the authors' `dist_fraction` rule). `None` with fewer than two clients.
+pub fn threshold(d: &DMatrix<f64>, lambda: Option<f64>, q: f64) -> Option<f64> {
+    if lambda.is_some() {
+        return lambda;
+    }
+    let m = d.nrows();
+    let mut v: Vec<f64> = (0..m)
+        .flat_map(|a| (a + 1..m).map(move |b| (a, b)))
+        .map(|(a, b)| d[(a, b)])
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let idx = ((q * v.len() as f64).ceil() as usize).min(v.len() - 1);
+    Some(v[idx])
+}
+
+/// TrimmedMeanGD (Algorithm 3) for all clusters in parallel, recording one row per step.
+fn trimmed_mean_gd(
+    fed: &Federation,
+    clusters: &[Vec<usize>],
+    p: &SrfcaParams,
+    rec: &mut Recorder,
+) -> Result<DMatrix<f64>> {
+    let d = fed.d();
+    let mut omega = DMatrix::zeros(d, clusters.len());
+    let labels = labels_of(fed.num_clients(), clusters);
+    let active: u64 = clusters.iter().map(|c| c.len() as u64).sum();
+    for _ in 0..p.refine_rounds {
+        for (c, members) in clusters.iter().enumerate() {
+            let w = omega.column(c).clone_owned();
+            let mut grads = DMatrix::zeros(d, members.len());
+            for (col, &i) in members.iter().enumerate() {
+                grads.set_column(col, &client_gradient(fed, i, &w));
+            }
+            let g = trimmed_mean(&grads, p.beta)?;
+            omega.set_column(c, &project_ball(w - g * p.eta, p.diameter));
+        }
+        crate::run::check_finite_iterate(&omega, "SR-FCA TrimmedMeanGD", rec.rows.len() + 1)?;
+        rec.model_round(
+            fed,
+            Phase::Phase2,
+            &omega,
+            Some(&labels),
+            Comm::broadcast_and_upload(active, d as u64, d as u64),
+        );
+    }
+    Ok(omega)
+}
+
+/// What one SR-FCA run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct SrfcaReport {
+    /// Threshold used.
+    pub lambda: f64,
+    /// Whether λ came from the quantile rule.
+    pub lambda_from_quantile: bool,
+    /// Clusters after ONE_SHOT and after each REFINE step.
+    pub clusters_per_stage: Vec<usize>,
+    /// Unassigned clients after ONE_SHOT and after each REFINE step.
+    pub unassigned_per_stage: Vec<usize>,
+    /// Clients unassigned at the end (served the nearest model in the output labels).
+    pub unassigned_ids: Vec<usize>,
+}
+
+/// SR-FCA (`sr-fca`).
+#[derive(Clone, Debug)]
+pub struct SrFca {
+    /// Configuration (`srfca_*`, `eta`).
+    pub cfg: RunConfig,
+}
+
+impl SrFca {
+    /// Run and return the report alongside the output.
+    ///
+    /// # Errors
+    /// Parameter errors; [`FedmixError::NoClustersFormed`] when a stage leaves no cluster.
+    pub fn run_detailed(
+        &self,
+        fed: &Federation,
+        rec: &mut Recorder,
+    ) -> Result<(RunOutput, SrfcaReport)> {
+        let p = SrfcaParams::from_config(&self.cfg, fed)?;
+        let (m, d) = (fed.num_clients(), fed.d());
+        let w = one_shot_models(fed, &p)?;
+        let (dmat, client_losses) = pairwise(fed, &w, p.dist);
+        let lambda = threshold(&dmat, p.lambda, p.lambda_quantile).unwrap_or(f64::INFINITY);
+        let mut clusters: Vec<Vec<usize>> = components(m, |a, b| dmat[(a, b)] <= lambda)
+            .into_iter()
+            .filter(|c| c.len() >= p.size)
+            .collect();
+        let none_formed = |stage: String, clusters: &[Vec<usize>]| -> Result<()> {
+            if clusters.is_empty() {
+                Err(FedmixError::NoClustersFormed {
+                    algorithm: "SR-FCA".into(),
+                    stage,
+                    detail: format!("every component has fewer than t = {} clients at λ = {lambda:.6e}; raise srfca_lambda (or srfca_lambda_quantile) or lower srfca_size", p.size),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        none_formed("ONE_SHOT".into(), &clusters)?;
+        let mut one_shot_comm = Comm::broadcast_and_upload(m as u64, d as u64, d as u64);
+        if p.dist == SrfcaDist::CrossLoss {
+            one_shot_comm = one_shot_comm.merge(Comm::broadcast_and_upload(
+                m as u64,
+                (m * d) as u64,
+                m as u64,
+            ));
+        }
+        let centroids = DMatrix::from_fn(d, clusters.len(), |r, c| {
+            clusters[c].iter().map(|&i| w[(r, i)]).sum::<f64>() / clusters[c].len() as f64
+        });
+        rec.model_round(
+            fed,
+            Phase::Phase1,
+            &centroids,
+            Some(&labels_of(m, &clusters)),
+            one_shot_comm,
+        );
+        let assigned = |cl: &[Vec<usize>]| cl.iter().map(|c| c.len()).sum::<usize>();
+        let mut report = SrfcaReport {
+            lambda,
+            lambda_from_quantile: p.lambda.is_none(),
+            clusters_per_stage: vec![clusters.len()],
+            unassigned_per_stage: vec![m - assigned(&clusters)],
+            unassigned_ids: Vec::new(),
+        };
+        let mut omega = centroids;
+        for step in 1..=p.refine_steps {
+            let trained = trimmed_mean_gd(fed, &clusters, &p, rec)?;
+            // RECLUSTER (Algorithm 2): every client to its nearest cluster model.
+            let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &trained));
+            let dist_to = |i: usize, c: usize| -> f64 {
+                match (&lw, &client_losses) {
+                    (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, &clusters[c], i)),
+                    _ => (w.column(i) - trained.column(c)).norm(),
+                }
+            };
+            let mut members: Vec<Vec<usize>> = vec![Vec::new(); clusters.len()];
+            for i in 0..m {
+                let dists: Vec<f64> = (0..clusters.len()).map(|c| dist_to(i, c)).collect();
+                members[argmin(&dists)].push(i);
+            }
+            let kept: Vec<usize> = (0..members.len())
+                .filter(|&c| !members[c].is_empty())
+                .collect();
+            // MERGE (Algorithm 4).
+            let cdist = |a: usize, b: usize| -> f64 {
+                let (ca, cb) = (kept[a], kept[b]);
+                match &lw {
+                    Some(lw) => {
+                        0.5 * (mean_loss(lw, &members[ca], cb) + mean_loss(lw, &members[cb], ca))
+                    }
+                    None => (trained.column(ca) - trained.column(cb)).norm(),
+                }
+            };
+            let groups: Vec<Vec<usize>> = components(kept.len(), |a, b| cdist(a, b) <= lambda)
+                .into_iter()
+                .filter(|g| g.iter().map(|&a| members[kept[a]].len()).sum::<usize>() >= p.size)
+                .collect();
+            // Each kept component becomes one cluster: its clients, and the plain average of its
+            // clusters' models; numbered by smallest client.
+            let mut merged: Vec<(Vec<usize>, DVector<f64>)> = groups
+                .iter()
+                .map(|g| {
+                    let mut all: Vec<usize> = g
+                        .iter()
+                        .flat_map(|&a| members[kept[a]].iter().copied())
+                        .collect();
+                    all.sort_unstable();
+                    let mut model = DVector::zeros(d);
+                    g.iter().for_each(|&a| model += trained.column(kept[a]));
+                    (all, model / g.len() as f64)
+                })
+                .collect();
+            merged.sort_by_key(|(c, _)| c[0]);
+            omega = DMatrix::zeros(d, merged.len());
+            merged
+                .iter()
+                .enumerate()
+                .for_each(|(c, (_, model))| omega.set_column(c, model));
+            let next: Vec<Vec<usize>> = merged.into_iter().map(|(c, _)| c).collect();
+            clusters = next;
+            none_formed(format!("MERGE of REFINE step {step}"), &clusters)?;
+            let recluster_comm = match p.dist {
+                SrfcaDist::L2 => Comm::default(),
+                SrfcaDist::CrossLoss => Comm::broadcast_and_upload(
+                    m as u64,
+                    (trained.ncols() * d) as u64,
+                    trained.ncols() as u64,
+                ),
+            };
+            rec.model_round(
+                fed,
+                Phase::Phase2,
+                &omega,
+                Some(&labels_of(m, &clusters)),
+                recluster_comm,
+            );
+            report.clusters_per_stage.push(clusters.len());
+            report.unassigned_per_stage.push(m - assigned(&clusters));
+        }
+        let mut labels = labels_of(m, &clusters);
+        report.unassigned_ids = (0..m).filter(|&i| labels[i] == UNASSIGNED).collect();
+        if !report.unassigned_ids.is_empty() {
+            let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
+            for &i in &report.unassigned_ids {
+                let dists: Vec<f64> = (0..clusters.len())
+                    .map(|c| match (&lw, &client_losses) {
+                        (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, &clusters[c], i)),
+                        _ => (w.column(i) - omega.column(c)).norm(),
+                    })
+                    .collect();
+                labels[i] = argmin(&dists);
+            }
+        }
+        let mut extra = serde_json::Map::new();
+        let strict = fed.labels().and_then(|truth| {
+            let est = crate::run::as_options(&labels_of(m, &clusters));
+            metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
+        });
+        extra.insert(
+            "sr_fca".into(),
+            json!({
+                "params": p,
+                "clusters_found": clusters.len(),
+                "unassigned_clients": report.unassigned_ids.len(),
+                "report": report,
+                "misclustering_unassigned_as_errors": strict,
+                "output_labels": "unassigned clients are served the model minimising dist",
+            }),
+        );
+        Ok((
+            RunOutput {
+                theta_hat: omega,
+                labels,
+                termination: Termination::Completed,
+                extra,
+            },
+            report,
+        ))
+    }
+}
+
+impl Algorithm for SrFca {
+    fn name(&self) -> &'static str {
+        "sr-fca"
+    }
+    fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_detailed(fed, rec).map(|r| r.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// TrMean_β drops ⌊βJ⌋ values on each side: J = 7, β = 0.3 → ⌊2.1⌋ = 2 dropped per side.
+    /// Coordinate 0: {5, −1, 3, 100, 2, −50, 4} → sorted −50, −1, 2, 3, 4, 5, 100 → keep
+    /// 2, 3, 4 → 3. Coordinate 1: all 1 → 1.
+    #[test]
+    fn trimmed_mean_hand_example() {
+        let v = DMatrix::from_row_slice(
+            2,
+            7,
+            &[
+                5.0, -1.0, 3.0, 100.0, 2.0, -50.0, 4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+            ],
+        );
+        let t = trimmed_mean(&v, 0.3).unwrap();
+        assert!(
+            (t[0] - 3.0).abs() < 1e-15 && (t[1] - 1.0).abs() < 1e-15,
+            "{t}"
+        );
+        // β just below a multiple: J = 7, β = 0.28 → ⌊1.96⌋ = 1 per side: mean of −1, 2, 3, 4, 5.
+        let t = trimmed_mean(&v, 0.28).unwrap();
+        assert!((t[0] - 13.0 / 5.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn trimmed_mean_equals_sort_and_average_and_beta_zero_is_the_mean() {
+        let v = DMatrix::from_fn(4, 11, |r, c| {
+            ((r * 13 + c * 7) as f64 * 0.61).sin() * (c as f64 + 1.0)
+        });
+        for beta in [0.0, 0.1, 0.2, 0.35, 0.49] {
+            let t = trimmed_mean(&v, beta).unwrap();
+            let drop = (beta * 11.0).floor() as usize;
+            for r in 0..4 {
+                let mut row: Vec<f64> = v.row(r).iter().copied().collect();
+                row.sort_by(f64::total_cmp);
+                let naive: f64 = row[drop..11 - drop].iter().sum::<f64>() / (11 - 2 * drop) as f64;
+                assert!((t[r] - naive).abs() < 1e-14);
+            }
+        }
+        let mean = v.column_mean();
+        assert!((trimmed_mean(&v, 0.0).unwrap() - mean).amax() < 1e-14);
+        assert!(matches!(
+            trimmed_mean(&v, 0.5),
+            Err(FedmixError::InvalidParameter { .. })
+        ));
+    }
+
+    #[test]
+    fn projection_onto_the_ball() {
+        let v = DVector::from_vec(vec![3.0, 4.0]);
+        let p = project_ball(v.clone(), Some(4.0));
+        assert!((p.norm() - 2.0).abs() < 1e-15 && (p[0] / p[1] - 0.75).abs() < 1e-15);
+        assert_eq!(project_ball(v.clone(), Some(20.0)), v);
+        assert_eq!(project_ball(v.clone(), None), v);
+    }
+
+    #[test]
+    fn components_and_quantile_threshold() {
+        // 0–2 and 1–3 linked, 4 alone.
+        let c = components(5, |a, b| matches!((a, b), (0, 2) | (1, 3)));
+        assert_eq!(c, vec![vec![0, 2], vec![1, 3], vec![4]]);
+        let d = DMatrix::from_fn(3, 3, |a, b| (a as f64 - b as f64).abs());
+        // pairs: 1, 2, 1 → sorted 1, 1, 2; q = 0.5 → index ⌈1.5⌉ = 2 → 2.
+        assert_eq!(threshold(&d, None, 0.5), Some(2.0));
+        assert_eq!(threshold(&d, Some(0.7), 0.5), Some(0.7));
+    }
+}
