@@ -25,3 +25,4 @@ pub mod prelude;
 pub mod rng;
 pub mod run;
 pub mod synthetic;
+pub mod validate;
