@@ -28,8 +28,9 @@ struct Cli {
     command: Command,
 }
 
+/// What to run and on which data (shared by `run` and `validate`).
 #[derive(clap::Args)]
-struct RunArgs {
+struct SourceArgs {
     /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
     /// one-shot | oracle-labels | sr-fca | cfl.
     #[arg(long)]
@@ -52,6 +53,12 @@ struct RunArgs {
     /// Initial models, k × d float64 .npy (two-phase: 1 × d, the common Phase 1 start).
     #[arg(long)]
     init: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    src: SourceArgs,
     /// Also write iterates.npy (rounds × k × d).
     #[arg(long)]
     save_iterates: bool,
@@ -61,6 +68,27 @@ struct RunArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct ValidateArgs {
+    #[command(flatten)]
+    src: SourceArgs,
+    /// Candidate iterates: rounds × k × d float64 .npy (the models after each round).
+    #[arg(long)]
+    iterates: PathBuf,
+    /// Candidate labels: rounds × M int64 .npy (each client's cluster choice per round).
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// Relative tolerance (to the round's largest reference entry).
+    #[arg(long, default_value_t = 1e-9)]
+    rtol: f64,
+    /// Absolute tolerance.
+    #[arg(long, default_value_t = 0.0)]
+    atol: f64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -87,6 +115,9 @@ enum Command {
     },
     /// Run an algorithm on a dataset directory or a generated setting; write a run directory.
     Run(RunArgs),
+    /// Compare another implementation's trajectory with the reference, round by round
+    /// (exit 0 when every round is within tolerance, 1 otherwise).
+    Validate(ValidateArgs),
     /// Describe a dataset directory: sizes, χ²(n), γ for a given η, Δ, ρ.
     Describe {
         /// Dataset directory.
@@ -139,6 +170,12 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Describe { data, eta } => describe(&data, eta),
         Command::Run(args) => run_algorithm(args),
+        Command::Validate(args) => {
+            if !validate(args)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
     }
 }
 
@@ -227,11 +264,17 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
     Ok(())
 }
 
-fn run_algorithm(args: RunArgs) -> Result<()> {
+/// Data, configuration, algorithm and initial models of a run.
+struct Prepared {
+    ds: Dataset,
+    cfg: fedmix::algorithms::two_phase::RunConfig,
+    alg: Box<dyn fedmix::run::Algorithm>,
+    init: Option<nalgebra::DMatrix<f64>>,
+}
+
+fn prepare(args: &SourceArgs) -> Result<Prepared> {
     use fedmix::algorithms::two_phase::{Phase2Only, RunConfig, TwoPhase};
-    use fedmix::run::{Algorithm, Recorder};
-    let started = std::time::Instant::now();
-    fedmix::output::check_fresh_output(&args.out, args.force)?;
+    use fedmix::run::Algorithm;
     let sets = parse_sets(&args.sets)?;
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
@@ -272,11 +315,11 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let alg: Box<dyn Algorithm> = match args.algorithm.as_str() {
         "two-phase" => Box::new(TwoPhase {
             cfg: cfg.clone(),
-            init,
+            init: init.clone(),
         }),
         "phase2" => Box::new(Phase2Only {
             cfg: cfg.clone(),
-            init,
+            init: init.clone(),
             oracle: false,
         }),
         "oracle" => Box::new(Phase2Only {
@@ -286,7 +329,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
         }),
         "ifca" => Box::new(fedmix::algorithms::ifca::Ifca {
             cfg: cfg.clone(),
-            init,
+            init: init.clone(),
         }),
         "ifca-official" => Box::new(fedmix::algorithms::ifca::IfcaOfficial {
             cfg: cfg.clone(),
@@ -310,8 +353,17 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
             ));
         }
     };
+    Ok(Prepared { ds, cfg, alg, init })
+}
+
+fn run_algorithm(args: RunArgs) -> Result<()> {
+    use fedmix::run::Recorder;
+    let started = std::time::Instant::now();
+    fedmix::output::check_fresh_output(&args.out, args.force)?;
+    let Prepared { ds, cfg, alg, .. } = prepare(&args.src)?;
+    let args_src = &args.src;
     let mut rec = Recorder::new(args.save_iterates);
-    let out = alg.run(&ds.train, args.seed, &mut rec)?;
+    let out = alg.run(&ds.train, args_src.seed, &mut rec)?;
     let p2 = cfg.phase2(&ds.train);
     let mut summary = serde_json::Map::new();
     summary.insert("algorithm".into(), serde_json::json!(alg.name()));
@@ -319,11 +371,11 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
         "fedmix_version".into(),
         serde_json::json!(env!("CARGO_PKG_VERSION")),
     );
-    summary.insert("seed".into(), serde_json::json!(args.seed));
+    summary.insert("seed".into(), serde_json::json!(args_src.seed));
     summary.insert(
         "data".into(),
         serde_json::json!({
-            "dir": args.data.as_ref().map(|p| p.display().to_string()),
+            "dir": args_src.data.as_ref().map(|p| p.display().to_string()),
             "setting": ds.manifest.setting,
             "seed": ds.manifest.seed,
             "parameters": ds.manifest.parameters,
@@ -335,7 +387,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     );
     summary.insert(
         "init_file".into(),
-        serde_json::json!(args.init.as_ref().map(|p| p.display().to_string())),
+        serde_json::json!(args_src.init.as_ref().map(|p| p.display().to_string())),
     );
     summary.insert(
         "constants".into(),
@@ -359,4 +411,74 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     );
     say!("wrote {}", args.out.display());
     Ok(())
+}
+
+fn validate(args: ValidateArgs) -> Result<bool> {
+    use fedmix::run::Recorder;
+    use fedmix::validate::{compare, Tolerance};
+    for (name, v) in [("rtol", args.rtol), ("atol", args.atol)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
+        }
+    }
+    let Prepared { ds, alg, init, .. } = prepare(&args.src)?;
+    let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
+    let cand_labels = match &args.labels {
+        Some(p) => Some(fedmix::io::read_i64(
+            p,
+            &[None, Some(ds.train.num_clients())],
+        )?),
+        None => None,
+    };
+    let mut rec = Recorder::new(true);
+    alg.run(&ds.train, args.src.seed, &mut rec)?;
+    let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
+    // The start of round 1: the given initial models when they are the Phase 2 start.
+    // The start of round 1, when the given initial models are the Phase 2 start.
+    let start = init
+        .as_ref()
+        .filter(|m| m.ncols() == k && args.src.algorithm != "two-phase");
+    let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
+    let report = compare(
+        start,
+        &rec.iterates,
+        ref_labels,
+        &cand,
+        &shape,
+        cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
+        Tolerance {
+            rtol: args.rtol,
+            atol: args.atol,
+        },
+    )?;
+    if args.json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        say!("round  max rel. deviation  max abs. deviation  label disagreements  status");
+        for r in &report.rounds {
+            say!(
+                "{:>5}  {:>18.3e}  {:>18.3e}  {:>19}  {}",
+                r.round,
+                r.max_rel_deviation,
+                r.max_abs_deviation,
+                r.label_disagreements
+                    .as_ref()
+                    .map_or("-".into(), |l| l.len().to_string()),
+                if r.ok { "ok" } else { "DIFFERS" }
+            );
+        }
+        match (&report.first_failure, &report.diagnosis) {
+            (Some(t), Some(d)) => say!("first round beyond tolerance: {t}\n{d}"),
+            _ => say!(
+                "all {} rounds within rtol = {:e}, atol = {:e}",
+                report.rounds.len(),
+                args.rtol,
+                args.atol
+            ),
+        }
+    }
+    Ok(report.passed)
 }

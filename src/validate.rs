@@ -57,12 +57,12 @@ pub struct ValidationReport {
 
 /// Compare `reference` (one `d × k` matrix per round) and optional reference labels with a
 /// candidate given as a flat C-order `rounds × k × d` array and optional `rounds × M` labels.
-/// `init` (`d × k`) is the common start, used to diagnose the first round.
+/// `init` (`d × k`), the common start when known, is used to diagnose the first round.
 ///
 /// # Errors
 /// [`FedmixError::DimensionMismatch`] when the candidate's shape disagrees with the reference.
 pub fn compare(
-    init: &DMatrix<f64>,
+    init: Option<&DMatrix<f64>>,
     reference: &[DMatrix<f64>],
     reference_labels: Option<&[Vec<usize>]>,
     candidate: &[f64],
@@ -70,7 +70,13 @@ pub fn compare(
     candidate_labels: Option<(&[i64], &[usize])>,
     tol: Tolerance,
 ) -> Result<ValidationReport> {
-    let (d, k) = (init.nrows(), init.ncols());
+    let (d, k) = match reference.first() {
+        Some(m) => (m.nrows(), m.ncols()),
+        None => (
+            candidate_shape.get(2).copied().unwrap_or(0),
+            candidate_shape.get(1).copied().unwrap_or(0),
+        ),
+    };
     let expect = [reference.len(), k, d];
     if candidate_shape != expect {
         return Err(FedmixError::DimensionMismatch {
@@ -144,7 +150,7 @@ pub fn compare(
 
 /// Explain the first failing round.
 pub fn diagnose(
-    init: &DMatrix<f64>,
+    init: Option<&DMatrix<f64>>,
     reference: &[DMatrix<f64>],
     candidate: &[DMatrix<f64>],
     r: &RoundReport,
@@ -161,8 +167,17 @@ pub fn diagnose(
         );
     }
     let t = r.round - 1;
-    let prev_ref = if t == 0 { init } else { &reference[t - 1] };
-    let prev_cand = if t == 0 { init } else { &candidate[t - 1] };
+    let (prev_ref, prev_cand) = match (t, init) {
+        (0, Some(i)) => (i, i),
+        (0, None) => {
+            return format!(
+                "round 1: every client chose the same cluster, but model {} differs by {:.3e} \
+                 (start unknown here: pass --init to see how far each side moved)",
+                r.worst_model, r.max_abs_deviation
+            )
+        }
+        _ => (&reference[t - 1], &candidate[t - 1]),
+    };
     let j = r.worst_model;
     let moved_ref = (reference[t].column(j) - prev_ref.column(j)).norm();
     let moved_cand = (candidate[t].column(j) - prev_cand.column(j)).norm();
@@ -221,7 +236,7 @@ mod tests {
             .iter()
             .flat_map(|m| m.as_slice().to_vec())
             .collect();
-        let bad = compare(&init, &[r1, r2], None, &flat, &[2, 2, 2], None, tol).unwrap();
+        let bad = compare(Some(&init), &[r1, r2], None, &flat, &[2, 2, 2], None, tol).unwrap();
         assert_eq!(bad.first_failure, Some(1));
         let diag = bad.diagnosis.unwrap();
         assert!(
