@@ -273,8 +273,7 @@ struct Prepared {
 }
 
 fn prepare(args: &SourceArgs) -> Result<Prepared> {
-    use fedmix::algorithms::two_phase::{Phase2Only, RunConfig, TwoPhase};
-    use fedmix::run::Algorithm;
+    use fedmix::algorithms::two_phase::RunConfig;
     let sets = parse_sets(&args.sets)?;
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
@@ -312,47 +311,12 @@ fn prepare(args: &SourceArgs) -> Result<Prepared> {
         }
         None => None,
     };
-    let alg: Box<dyn Algorithm> = match args.algorithm.as_str() {
-        "two-phase" => Box::new(TwoPhase {
-            cfg: cfg.clone(),
-            init: init.clone(),
-        }),
-        "phase2" => Box::new(Phase2Only {
-            cfg: cfg.clone(),
-            init: init.clone(),
-            oracle: false,
-        }),
-        "oracle" => Box::new(Phase2Only {
-            cfg: cfg.clone(),
-            init: None,
-            oracle: true,
-        }),
-        "ifca" => Box::new(fedmix::algorithms::ifca::Ifca {
-            cfg: cfg.clone(),
-            init: init.clone(),
-        }),
-        "ifca-official" => Box::new(fedmix::algorithms::ifca::IfcaOfficial {
-            cfg: cfg.clone(),
-            data_sigma: ds.manifest.parameters.as_ref().map(|p| p.sigma),
-            threads: None,
-        }),
-        "fedavg" => Box::new(fedmix::algorithms::fedavg::FedAvg { cfg: cfg.clone() }),
-        "local" => Box::new(fedmix::algorithms::local::Local { cfg: cfg.clone() }),
-        "one-shot" => Box::new(fedmix::algorithms::one_shot::OneShot { cfg: cfg.clone() }),
-        "oracle-labels" => {
-            Box::new(fedmix::algorithms::oracle_labels::OracleLabels { cfg: cfg.clone() })
-        }
-        "sr-fca" => Box::new(fedmix::algorithms::sr_fca::SrFca { cfg: cfg.clone() }),
-        "cfl" => Box::new(fedmix::algorithms::cfl::Cfl { cfg: cfg.clone() }),
-        other => {
-            return Err(FedmixError::invalid(
-                "algorithm",
-                other,
-                "known: two-phase, phase2, oracle, ifca, ifca-official, fedavg, local, \
-                 one-shot, oracle-labels, sr-fca, cfl",
-            ));
-        }
-    };
+    let alg = fedmix::algorithms::by_name(
+        &args.algorithm,
+        &cfg,
+        init.clone(),
+        ds.manifest.parameters.as_ref().map(|p| p.sigma),
+    )?;
     Ok(Prepared { ds, cfg, alg, init })
 }
 

@@ -37,3 +37,66 @@ pub fn check_baseline_config(cfg: &two_phase::RunConfig) -> crate::error::Result
     sr_fca::check_config(cfg)?;
     cfl::check_config(cfg)
 }
+
+/// Every public algorithm name (`--algorithm`), a public contract.
+pub const ALGORITHMS: &[&str] = &[
+    "two-phase",
+    "phase2",
+    "oracle",
+    "ifca",
+    "ifca-official",
+    "fedavg",
+    "local",
+    "one-shot",
+    "oracle-labels",
+    "sr-fca",
+    "cfl",
+];
+
+/// The algorithm called `name` with configuration `cfg`, initial models `init` (where the
+/// algorithm starts from models; `two-phase` takes the `1 × d` Phase 1 start) and, for
+/// `ifca-official`, the data's noise scale `data_sigma` (its success rule uses σ).
+///
+/// # Errors
+/// [`crate::error::FedmixError::InvalidParameter`] naming `algorithm` for an unknown name.
+pub fn by_name(
+    name: &str,
+    cfg: &two_phase::RunConfig,
+    init: Option<nalgebra::DMatrix<f64>>,
+    data_sigma: Option<f64>,
+) -> crate::error::Result<Box<dyn crate::run::Algorithm>> {
+    use two_phase::{Phase2Only, TwoPhase};
+    let cfg = cfg.clone();
+    Ok(match name {
+        "two-phase" => Box::new(TwoPhase { cfg, init }),
+        "phase2" => Box::new(Phase2Only {
+            cfg,
+            init,
+            oracle: false,
+        }),
+        "oracle" => Box::new(Phase2Only {
+            cfg,
+            init: None,
+            oracle: true,
+        }),
+        "ifca" => Box::new(ifca::Ifca { cfg, init }),
+        "ifca-official" => Box::new(ifca::IfcaOfficial {
+            cfg,
+            data_sigma,
+            threads: None,
+        }),
+        "fedavg" => Box::new(fedavg::FedAvg { cfg }),
+        "local" => Box::new(local::Local { cfg }),
+        "one-shot" => Box::new(one_shot::OneShot { cfg }),
+        "oracle-labels" => Box::new(oracle_labels::OracleLabels { cfg }),
+        "sr-fca" => Box::new(sr_fca::SrFca { cfg }),
+        "cfl" => Box::new(cfl::Cfl { cfg }),
+        other => {
+            return Err(crate::error::FedmixError::invalid(
+                "algorithm",
+                other,
+                format!("known: {}", ALGORITHMS.join(", ")),
+            ))
+        }
+    })
+}
