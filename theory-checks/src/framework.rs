@@ -203,6 +203,29 @@ pub fn binomial_upper_critical(n: u64, p0: f64, alpha: f64) -> u64 {
         .map_or(n, |x| x - 1)
 }
 
+/// One-sided Clopper–Pearson upper confidence bound at level α for a binomial proportion:
+/// the `p_U` with `P[Bin(n, p_U) ≤ x] = α` (`1` when `x = n`), so that `p ≤ p_U` holds with
+/// probability ≥ 1 − α. Solved by bisection on the binomial CDF (monotone decreasing in p).
+pub fn clopper_pearson_upper(x: u64, n: u64, alpha: f64) -> f64 {
+    if x >= n {
+        return 1.0;
+    }
+    let cdf = |p: f64| Binomial::new(p, n).map_or(0.0, |b| b.cdf(x));
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cdf(mid) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-15 * hi.max(1e-300) {
+            break;
+        }
+    }
+    hi
+}
+
 /// Geometric grid of `n` points from `lo` to `hi` inclusive.
 pub fn geomspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if n == 1 {
@@ -237,5 +260,31 @@ mod tests {
         // Bin(100, 0.05): P[X ≥ 11] ≈ 0.0115, P[X ≥ 10] ≈ 0.0282 (scipy.stats.binom.sf(9, 100, 0.05)),
         // so at α = 0.025 the critical count is 10 (reject above 10).
         assert_eq!(binomial_upper_critical(100, 0.05, 0.025), 10);
+    }
+
+    #[test]
+    fn clopper_pearson_closed_forms() {
+        // x = 0: (1 − p)^n = α  ⇒  p_U = 1 − α^{1/n}; x = n − 1: 1 − p^n = α  ⇒  p_U = (1 − α)^{1/n}
+        // (both exact from the binomial CDF); x = n: p_U = 1.
+        for (n, alpha) in [(10u64, 0.05), (1000, 0.01), (200_000, 0.05)] {
+            let a = clopper_pearson_upper(0, n, alpha);
+            assert!(
+                (a - (1.0 - alpha.powf(1.0 / n as f64))).abs() < 1e-10,
+                "{n}: {a}"
+            );
+            let b = clopper_pearson_upper(n - 1, n, alpha);
+            assert!(
+                (b - (1.0 - alpha).powf(1.0 / n as f64)).abs() < 1e-10,
+                "{n}: {b}"
+            );
+        }
+        assert!((clopper_pearson_upper(5, 5, 0.05) - 1.0).abs() < 1e-15);
+        // Interior: the exact two-sided 95% Clopper–Pearson interval for 5 of 20 is
+        // (0.0866, 0.4910) (standard tables); its upper end is the one-sided α = 0.025 bound.
+        // Reproduced with exact binomial sums in Python (math.comb, bisection): 0.4910458717.
+        let p = clopper_pearson_upper(5, 20, 0.025);
+        assert!((p - 0.491_045_871_7).abs() < 1e-9, "{p}");
+        let cdf = Binomial::new(p, 20).unwrap().cdf(5);
+        assert!((cdf - 0.025).abs() < 1e-9, "{cdf}");
     }
 }
