@@ -1,8 +1,17 @@
-//! Checks of the phase_dynamics group (see the module list below). Each module: `pub fn run(cfg: &CheckConfig) -> CheckRecord`.
+//! Checks of the phase_dynamics group: Phase 1 (Prop. 2, Theorem 1) and Phase 2 / clustering
+//! (Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22. Each module:
+//! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; [`support`] holds their shared pieces.
+
+pub mod prop2_moment_descent_contraction;
+pub mod support;
+pub mod theorem1_phase1_from_any_init;
 
 use crate::Check;
 
 /// The checks of this group, in report order.
 pub fn all() -> Vec<Check> {
-    vec![]
+    vec![
+        ("prop2_moment_descent_contraction", prop2_moment_descent_contraction::run),
+        ("theorem1_phase1_from_any_init", theorem1_phase1_from_any_init::run),
+    ]
 }

@@ -1,0 +1,152 @@
+//! Shared pieces of the phase-dynamics checks: a mixture of linear regressions with known
+//! `θ*` and known per-cluster covariances `Σ_j` (the checks need `Σ_j` exactly, which the
+//! synthetic generator does not expose), federations drawn from it with given labels and sizes
+//! (independent replicates by seed), and seed derivation.
+//!
+//! Randomness: `θ*` from `(seed, ThetaStar, 0)`, the covariance diagonal from
+//! `(seed, Covariance, 0)`, and client `i`'s features / noise from `(seed, Features, i)` /
+//! `(seed, Noise, i)` — the same design as `fedmix::synthetic` (changing σ leaves the features
+//! untouched). Every seed is derived from the check's master seed with [`child`].
+
+use fedmix::federation::{Federation, FederationParts};
+use fedmix::rng::{child_seed, stream, Purpose};
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand_distr::StandardNormal;
+
+/// A child seed for experiment part `tag`, replicate `index`.
+pub fn child(seed: u64, tag: u64, index: u64) -> u64 {
+    child_seed(seed, (tag << 24) | index)
+}
+
+/// `--set` style overrides from string pairs.
+pub fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// A mixture of k linear regressions: `y = ⟨x, θ*_z⟩ + σ ξ`, `x ~ N(0, Σ_z)`, `Σ_z` diagonal.
+#[derive(Clone, Debug)]
+pub struct Mixture {
+    /// `θ*`, `d × k`.
+    pub theta_star: DMatrix<f64>,
+    /// Diagonals of `Σ_j` (`d × k`); `None` = identity.
+    pub variances: Option<DMatrix<f64>>,
+    /// Noise scale σ.
+    pub sigma: f64,
+}
+
+impl Mixture {
+    /// `θ*_j ~ N(0, r² I_d / d)` (the `sxy-*` law), `Σ_j = I`.
+    pub fn gaussian(d: usize, k: usize, r: f64, sigma: f64, seed: u64) -> Self {
+        let mut rng = stream(seed, Purpose::ThetaStar, 0);
+        let s = r / (d as f64).sqrt();
+        let theta_star = DMatrix::from_fn(d, k, |_, _| s * rng.sample::<f64, _>(StandardNormal));
+        Self {
+            theta_star,
+            variances: None,
+            sigma,
+        }
+    }
+
+    /// Given `θ*`, `Σ_j = I`.
+    pub fn with_theta(theta_star: DMatrix<f64>, sigma: f64) -> Self {
+        Self {
+            theta_star,
+            variances: None,
+            sigma,
+        }
+    }
+
+    /// Diagonal `Σ_j` with entries `U[α, β]`, and for every cluster one entry pinned at α and
+    /// one at β, so that `λ_min(Σ_j) = α` and `λ_max(Σ_j) = β` exactly.
+    pub fn with_diagonal_covariance(mut self, alpha: f64, beta: f64, seed: u64) -> Self {
+        let (d, k) = self.theta_star.shape();
+        let mut rng = stream(seed, Purpose::Covariance, 0);
+        let mut v = DMatrix::from_fn(d, k, |_, _| rng.random_range(alpha..=beta));
+        for j in 0..k {
+            v[(j % d, j)] = alpha;
+            v[((j + 1) % d, j)] = beta;
+        }
+        self.variances = Some(v);
+        self
+    }
+
+    /// Dimension d.
+    pub fn d(&self) -> usize {
+        self.theta_star.nrows()
+    }
+
+    /// Number of clusters k.
+    pub fn k(&self) -> usize {
+        self.theta_star.ncols()
+    }
+
+    /// `Σ_j v`.
+    pub fn cov_apply(&self, j: usize, v: &DVector<f64>) -> DVector<f64> {
+        match &self.variances {
+            Some(var) => v.component_mul(&var.column(j)),
+            None => v.clone(),
+        }
+    }
+
+    /// `‖Σ_j^{1/2} v‖² = vᵀ Σ_j v`.
+    pub fn cov_norm_sq(&self, j: usize, v: &DVector<f64>) -> f64 {
+        v.dot(&self.cov_apply(j, v))
+    }
+
+    /// A federation with the given labels and sizes; `seed` selects the replicate.
+    ///
+    /// # Panics
+    /// If `labels` and `sizes` differ in length, a label is `≥ k`, or a size is 0 (callers
+    /// build them; the federation constructor would reject them).
+    pub fn federation(&self, labels: &[usize], sizes: &[usize], seed: u64) -> Federation {
+        let d = self.d();
+        let total: usize = sizes.iter().sum();
+        let mut features = DMatrix::zeros(d, total);
+        let mut responses = DVector::zeros(total);
+        let mut off = 0;
+        for (i, (&z, &n)) in labels.iter().zip(sizes).enumerate() {
+            let mut frng = stream(seed, Purpose::Features, i as u64);
+            let mut nrng = stream(seed, Purpose::Noise, i as u64);
+            let theta = self.theta_star.column(z);
+            for s in 0..n {
+                let mut col = features.column_mut(off + s);
+                for (r, v) in col.iter_mut().enumerate() {
+                    let g: f64 = frng.sample(StandardNormal);
+                    *v = match &self.variances {
+                        Some(var) => g * var[(r, z)].sqrt(),
+                        None => g,
+                    };
+                }
+                let noise: f64 = nrng.sample(StandardNormal);
+                responses[off + s] = col.dot(&theta) + self.sigma * noise;
+            }
+            off += n;
+        }
+        Federation::new(FederationParts {
+            features,
+            responses,
+            sizes: sizes.to_vec(),
+            labels: Some(labels.to_vec()),
+            theta_star: Some(self.theta_star.clone()),
+            k: Some(self.k()),
+        })
+        .expect("labels, sizes and finite data are built by the caller")
+    }
+}
+
+/// A unit vector uniform on the sphere in `R^d`, from `rng`.
+pub fn random_unit(d: usize, rng: &mut fedmix::rng::Rng) -> DVector<f64> {
+    let v = DVector::from_fn(d, |_, _| rng.sample::<f64, _>(StandardNormal));
+    let n = v.norm();
+    v / n
+}
+
+/// `|x|` rounded to a short string for detail lines.
+pub fn fmt_list(v: &[f64]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x:.3}")).collect();
+    format!("[{}]", parts.join(", "))
+}
