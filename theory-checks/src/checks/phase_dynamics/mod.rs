@@ -2,6 +2,9 @@
 //! (Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22. Each module:
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; [`support`] holds their shared pieces.
 
+pub mod eq32_vc_clustering_deviation;
+pub mod lemma10_misclustering_probability;
+pub mod lemma9_sign_patterns;
 pub mod prop2_moment_descent_contraction;
 pub mod support;
 pub mod theorem1_phase1_from_any_init;
@@ -11,7 +14,22 @@ use crate::Check;
 /// The checks of this group, in report order.
 pub fn all() -> Vec<Check> {
     vec![
-        ("prop2_moment_descent_contraction", prop2_moment_descent_contraction::run),
-        ("theorem1_phase1_from_any_init", theorem1_phase1_from_any_init::run),
+        (
+            "prop2_moment_descent_contraction",
+            prop2_moment_descent_contraction::run,
+        ),
+        (
+            "theorem1_phase1_from_any_init",
+            theorem1_phase1_from_any_init::run,
+        ),
+        (
+            "lemma10_misclustering_probability",
+            lemma10_misclustering_probability::run,
+        ),
+        (
+            "eq32_vc_clustering_deviation",
+            eq32_vc_clustering_deviation::run,
+        ),
+        ("lemma9_sign_patterns", lemma9_sign_patterns::run),
     ]
 }

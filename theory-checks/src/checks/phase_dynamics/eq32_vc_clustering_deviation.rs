@@ -1,0 +1,289 @@
+//! SXY22 eq. 32 (App. E.2, from Lemma 9's VC bound, Lemma 12 and McDiarmid): w.p. ≥ 1 − k⁻⁹,
+//! for every j,
+//! `sup_θ |Σ_i n_i 1{i ∈ S_j(θ)} − Σ_i n_i P{i ∈ S_j(θ)}| ≤ C N √(dk log k (χ²(n)+1)/M)`
+//! `= C √(dk log k Σ_i n_i²)`, with `S_j(θ) = I_j ⊖ {i : eq. 8 assigns i to j}` (eq. 16).
+//!
+//! The sup over all θ ∈ R^{dk} cannot be computed: it is taken over a large **finite** family
+//! of θ, fixed before the data are drawn, which gives a **lower bound** of the true sup — fine
+//! for checking an upper bound. The family (k = 3, d = 5, regular-simplex `θ*` with Δ = 1,
+//! σ = 1): perturbations `θ* + sU` (s ∈ {0.2, 0.5, 1}Δ, random unit columns `U`), "tie"
+//! configurations (`θ_j = θ*_j + v`, `θ_l = θ*_j − v`, others at `θ*` — cluster j's clients then
+//! choose between two equally good models, `P{i ∈ S_j} = 1/2` whatever `n_i`), and random
+//! `θ ~ N(0, I/d)`.
+//!
+//! `P{i ∈ S_j(θ)}` is estimated by independent Monte Carlo replicates of the data (same `θ*`,
+//! labels `i mod k` and sizes; fresh features and noise): for replicate r the deviation uses the
+//! leave-one-out mean of the other replicates (which inflates the deviation's standard
+//! deviation by `√(1 + 1/(R−1))`, conservative). Statistic per grid point: the maximum over
+//! replicates of `sup_{θ, j} |G_j(θ) − Ḡ_j(θ)|`, divided by N.
+//!
+//! Checks: one constant C (calibrated on M ∈ {50, 400} balanced and one skewed point, ×
+//! [`SAFETY`]) holds on a disjoint validation grid — balanced `n_i = 5`, M from 20 to 2000 — and
+//! under quantity skew (log-normal sizes, mean 10, increasing spread at M = 400, so N is fixed
+//! in expectation); the log–log slope of deviation/N on M is −½ ± [`SLOPE_TOL`], and on
+//! `χ²(n)+1` it is +½ ± [`SLOPE_TOL`]. Sabotage: the predicted exponent in M is −1.
+
+use super::support::{child, random_unit, sets, Mixture};
+use crate::framework::{
+    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+};
+use fedmix::algorithms::fedx_clustering::assign_clusters;
+use fedmix::metrics::chi2;
+use fedmix::rng::{stream, Purpose};
+use fedmix::synthetic::generate_named;
+use nalgebra::DMatrix;
+use rand::RngExt;
+use rand_distr::StandardNormal;
+
+/// Safety factor on the calibrated constant.
+pub const SAFETY: f64 = 2.0;
+/// Tolerance on the log–log slopes (in M and in χ²+1).
+pub const SLOPE_TOL: f64 = 0.15;
+const K: usize = 3;
+const D: usize = 5;
+const SIGMA: f64 = 1.0;
+const DELTA: f64 = 1.0;
+const BALANCED_N: usize = 5;
+const SKEW_MEAN: usize = 10;
+const SKEW_M: usize = 400;
+
+fn theta_star() -> DMatrix<f64> {
+    DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 })
+}
+
+/// The fixed finite family of θ (drawn from the check's seed, before any data).
+fn family(seed: u64, size: usize) -> Vec<DMatrix<f64>> {
+    let ts = theta_star();
+    let mut rng = stream(seed, Purpose::Init, 0);
+    (0..size)
+        .map(|f| match f % 3 {
+            0 => {
+                let s = [0.2, 0.5, 1.0][(f / 3) % 3] * DELTA;
+                let mut th = ts.clone();
+                for j in 0..K {
+                    th.set_column(j, &(ts.column(j) + random_unit(D, &mut rng) * s));
+                }
+                th
+            }
+            1 => {
+                let j = rng.random_range(0..K);
+                let l = (j + 1 + rng.random_range(0..K - 1)) % K;
+                let v = random_unit(D, &mut rng) * (DELTA * rng.random_range(0.2..1.0));
+                let mut th = ts.clone();
+                th.set_column(j, &(ts.column(j) + &v));
+                th.set_column(l, &(ts.column(j) - &v));
+                th
+            }
+            _ => {
+                let s = 1.0 / (D as f64).sqrt();
+                DMatrix::from_fn(D, K, |_, _| s * rng.sample::<f64, _>(StandardNormal))
+            }
+        })
+        .collect()
+}
+
+/// `G_j(θ) = Σ_i n_i 1{i ∈ S_j(θ)}` for every θ in the family and j (flattened).
+fn weighted_counts(fed: &fedmix::federation::Federation, fam: &[DMatrix<f64>]) -> Vec<f64> {
+    let truth = fed.labels().expect("synthetic");
+    let sizes = fed.sizes();
+    let mut out = Vec::with_capacity(fam.len() * K);
+    for th in fam {
+        let est = assign_clusters(fed, th);
+        for j in 0..K {
+            let g: usize = (0..sizes.len())
+                .filter(|&i| (truth[i] == j) != (est[i] == j))
+                .map(|i| sizes[i])
+                .sum();
+            out.push(g as f64);
+        }
+    }
+    out
+}
+
+struct Point {
+    m: usize,
+    chi2: f64,
+    n_total: f64,
+    /// max over replicates of sup_{θ,j} |G − Ḡ_{−r}| / N.
+    dev: f64,
+}
+
+impl Point {
+    fn shape(&self) -> f64 {
+        let (d, k) = (D as f64, K as f64);
+        (d * k * k.ln() * (self.chi2 + 1.0) / self.m as f64).sqrt()
+    }
+}
+
+fn measure(sizes: &[usize], fam: &[DMatrix<f64>], reps: usize, seed: u64) -> Point {
+    let mix = Mixture::with_theta(theta_star(), SIGMA);
+    let labels: Vec<usize> = (0..sizes.len()).map(|i| i % K).collect();
+    let g: Vec<Vec<f64>> = (0..reps)
+        .map(|r| {
+            weighted_counts(
+                &mix.federation(&labels, sizes, child(seed, 0, r as u64)),
+                fam,
+            )
+        })
+        .collect();
+    let sum: Vec<f64> = (0..g[0].len())
+        .map(|c| g.iter().map(|v| v[c]).sum())
+        .collect();
+    let n_total = sizes.iter().sum::<usize>() as f64;
+    let dev = g
+        .iter()
+        .map(|v| {
+            v.iter()
+                .zip(&sum)
+                .map(|(x, s)| (x - (s - x) / (reps - 1) as f64).abs())
+                .fold(0.0, f64::max)
+        })
+        .fold(0.0, f64::max);
+    Point {
+        m: sizes.len(),
+        chi2: chi2(sizes),
+        n_total,
+        dev: dev / n_total,
+    }
+}
+
+fn skewed_sizes(spread: f64, seed: u64) -> Vec<usize> {
+    let s = format!("{spread}");
+    let m = format!("{SKEW_M}");
+    let mean = format!("{SKEW_MEAN}");
+    let fed = generate_named(
+        "sxy-balanced",
+        seed,
+        &sets(&[
+            ("d", "1"),
+            ("k", "1"),
+            ("clients", &m),
+            ("samples", &mean),
+            ("sizes", "lognormal"),
+            ("size_spread", &s),
+            ("size_min", "1"),
+            ("size_max", "4000"),
+        ]),
+    )
+    .expect("valid setting");
+    fed.train.sizes()
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let reps = cfg.pick(16, 40);
+    let fam = family(child(cfg.seed, 24, 0), cfg.pick(45, 150));
+    let seed = |tag: u64, i: u64| child(cfg.seed, 24, 1000 * tag + i + 1);
+    let balanced = |m: usize, i: u64| measure(&vec![BALANCED_N; m], &fam, reps, seed(1, i));
+    let skewed =
+        |spread: f64, i: u64| measure(&skewed_sizes(spread, seed(2, i)), &fam, reps, seed(3, i));
+    let cal_m = [50, 400];
+    let val_m: Vec<usize> = cfg.pick(vec![20, 80, 300, 2000], vec![20, 50, 150, 600, 2000, 4000]);
+    let cal_spread = [0.8];
+    let val_spread: Vec<f64> =
+        cfg.pick(vec![0.0, 0.6, 1.2, 1.8], vec![0.0, 0.4, 0.8, 1.2, 1.6, 2.0]);
+    let mut cal: Vec<Point> = cal_m
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| balanced(m, i as u64))
+        .collect();
+    cal.extend(
+        cal_spread
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| skewed(s, 100 + i as u64)),
+    );
+    let val_bal: Vec<Point> = val_m
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| balanced(m, 200 + i as u64))
+        .collect();
+    let val_skew: Vec<Point> = val_spread
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| skewed(s, 300 + i as u64))
+        .collect();
+    let pairs =
+        |v: &[&Point]| -> Vec<(f64, f64)> { v.iter().map(|p| (p.dev, p.shape())).collect() };
+    let val_all: Vec<&Point> = val_bal.iter().chain(val_skew.iter()).collect();
+    let (c, worst) = calibrate_then_validate(
+        &pairs(&cal.iter().collect::<Vec<_>>()),
+        &pairs(&val_all),
+        SAFETY,
+    );
+    let (slope_m, _) = loglog_fit(
+        &val_bal.iter().map(|p| p.m as f64).collect::<Vec<_>>(),
+        &val_bal.iter().map(|p| p.dev).collect::<Vec<_>>(),
+    );
+    let (slope_chi, _) = loglog_fit(
+        &val_skew.iter().map(|p| p.chi2 + 1.0).collect::<Vec<_>>(),
+        &val_skew.iter().map(|p| p.dev).collect::<Vec<_>>(),
+    );
+    let slopes = vec![
+        SlopeFit {
+            parameter: "M (balanced, n_i = 5)".into(),
+            slope: slope_m,
+            predicted: if cfg.sabotage { -1.0 } else { -0.5 },
+            tolerance: SLOPE_TOL,
+        },
+        SlopeFit {
+            parameter: "χ²(n)+1 (log-normal sizes, M = 400)".into(),
+            slope: slope_chi,
+            predicted: 0.5,
+            tolerance: SLOPE_TOL,
+        },
+    ];
+    let passed = worst <= c && slopes.iter().all(SlopeFit::ok);
+    let eff = |p: &Point| p.m as f64 / (p.chi2 + 1.0);
+    let xs: Vec<f64> = cal.iter().chain(val_all.iter().copied()).map(eff).collect();
+    let (x0, x1) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(0.0, f64::max),
+    );
+    let line: Vec<(f64, f64)> = crate::framework::geomspace(x0, x1, 20)
+        .into_iter()
+        .map(|x| (x, c * ((D * K) as f64 * (K as f64).ln() / x).sqrt()))
+        .collect();
+    let row = |p: &Point| {
+        format!(
+            "M={} χ²={:.2} N={} dev/N={:.4e} ratio={:.3}",
+            p.m,
+            p.chi2,
+            p.n_total,
+            p.dev,
+            p.dev / p.shape()
+        )
+    };
+    CheckRecord {
+        name: "eq32_vc_clustering_deviation".into(),
+        claim: "sup_θ |Σ n_i 1{i∈S_j(θ)} − Σ n_i P{i∈S_j(θ)}| ≤ C N √(dk log k (χ²(n)+1)/M); slope −½ in M, +½ in χ²+1".into(),
+        source: "SXY22 eq. 32 (App. E.2; Lemma 9, Lemma 12)".into(),
+        statistic: worst,
+        bound: c,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex θ*), σ = {SIGMA}, Σ = I, labels i mod k; family of {} θ fixed before the data (perturbations, ties, random) — the sup over it is a LOWER bound of the true sup", fam.len()),
+            format!("P{{i ∈ S_j(θ)}} by {reps} independent Monte Carlo replicates of the data (leave-one-out mean); statistic per point = max over replicates of sup_(θ,j) |G − Ḡ| / N"),
+            format!("calibration: balanced M ∈ {cal_m:?}, skewed spread {cal_spread:?}; C = max ratio × {SAFETY} = {c:.4e}; worst validation ratio {worst:.4e}"),
+            format!("validation balanced (n_i = {BALANCED_N}): {}", val_bal.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation skewed (log-normal, mean {SKEW_MEAN}, M = {SKEW_M}, spreads {val_spread:?}): {}", val_skew.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
+            if cfg.sabotage { "SABOTAGED: predicted exponent in M = −1".into() } else { "predicted exponent in M = −½".into() },
+        ],
+        figure: Some(Figure {
+            title: "Eq. 32: weighted misclustering deviation / N vs M/(χ²(n)+1)".into(),
+            x_label: "M / (χ²(n) + 1)".into(),
+            y_label: "sup_θ |G_j(θ) − E G_j(θ)| / N".into(),
+            log_x: true,
+            log_y: true,
+            series: vec![
+                Series { label: "balanced (validation)".into(), points: val_bal.iter().map(|p| (eff(p), p.dev)).collect(), line: false },
+                Series { label: "log-normal sizes (validation)".into(), points: val_skew.iter().map(|p| (eff(p), p.dev)).collect(), line: false },
+                Series { label: "calibration".into(), points: cal.iter().map(|p| (eff(p), p.dev)).collect(), line: false },
+                Series { label: format!("C √(dk log k (χ²+1)/M), C = {c:.3}"), points: line, line: true },
+            ],
+        }),
+    }
+}

@@ -1,0 +1,265 @@
+//! SXY22 Lemma 10 (App. E.2, used in eq. 10's `p_e`): if `ε ≤ Δ/(3√(β/α))`, then
+//! `sup_{θ: d(θ,θ*) ≤ ε} P[i ∈ S_j(θ)] ≤ 4k exp(−c n_i α² (1 ∧ Δ²/σ²)²)` — a client is
+//! misclustered by eq. 8 with a probability that decays exponentially in its sample size.
+//!
+//! Setup: k = 3, d = 5, `θ*_j = (Δ/√2) e_j` (all pairwise distances Δ = 1), `Σ_j = I`
+//! (α = β = 1), so `ε = Δ/3`; the worst case within the ball is approximated by moving every
+//! `θ_j` by ε towards the mean of the other centres (`d(θ, θ*) = ε`, every gap shrunk). Client
+//! `i` of cluster `z_i = i mod k` with `n_i` samples is misclustered when
+//! [`assign_clusters`] (eq. 8) does not return `z_i`. P is estimated from independent
+//! replicate clients (fresh features and noise per replicate, seeds `child(seed, 23, ·)`).
+//!
+//! The constant `c` is calibrated on σ/Δ ∈ {0.7, 1} as the smallest
+//! `−ln(p_U/(4k)) / (n (1 ∧ Δ²/σ²)²)` over points with ≥ [`MIN_COUNT`] misclustered replicates
+//! (`p_U` the Clopper–Pearson upper bound at level [`ALPHA`]), divided by [`SAFETY`]. Validation
+//! on σ/Δ ∈ {0.5, 0.85, 1.2, 2} (n from 1 to 256, probabilities over 3 orders of magnitude): for every
+//! `(σ, n)` the count of misclustered replicates must not exceed the binomial critical value of
+//! `p₀ = min(1, 4k exp(−c n (1 ∧ Δ²/σ²)²))` at level `ALPHA / #tests` (Bonferroni).
+//! Linearity of `ln p` in n: per σ the least-squares slope of `ln p̂` on n over the second half of
+//! the n-grid must be negative and agree with the first half's within [`LINEARITY_TOL`]
+//! (relative); points with fewer than `MIN_COUNT` events are left out of the fits.
+//!
+//! The bound `4k e^{−c n f}` is below 1 only for `n > ln(4k)/(c f)`; the validation σ near Δ
+//! (0.85, 1.2) put measurable probabilities in that range, so the tests bite there (elsewhere
+//! the bound is vacuous: reported, not hidden). Observed: the measured exponent keeps growing
+//! as σ falls below Δ (roughly like `Δ²/σ²`), while `(1 ∧ Δ²/σ²)²` is flat there, so the
+//! binding case is σ ≈ Δ — which the calibration grid therefore contains.
+//!
+//! Statistic: the largest `count / critical count` (pass ≤ 1). Sabotage: `c` ten times larger.
+
+use super::support::{child, Mixture};
+use crate::framework::linear_fit;
+use crate::framework::{
+    binomial_upper_critical, clopper_pearson_upper, CheckConfig, CheckRecord, Figure, Series,
+    SlopeFit,
+};
+use fedmix::algorithms::fedx_clustering::assign_clusters;
+use nalgebra::DMatrix;
+
+/// Safety factor on c (c is divided by it).
+pub const SAFETY: f64 = 2.0;
+/// Family-wise level of the binomial tests (Bonferroni over the validation points) and of the
+/// Clopper–Pearson bounds of the calibration.
+pub const ALPHA: f64 = 0.05;
+/// Fewest events for a point to enter the calibration or the slope fits.
+pub const MIN_COUNT: u64 = 10;
+/// Fewest validation tests in which the bound is below 1 (else the check would be vacuous).
+pub const MIN_BITING: usize = 3;
+/// Allowed relative difference of the two half-range slopes of `ln p` on n.
+pub const LINEARITY_TOL: f64 = 0.35;
+const K: usize = 3;
+const D: usize = 5;
+const DELTA: f64 = 1.0;
+/// Samples per generated federation batch (memory bound).
+const BATCH_SAMPLES: usize = 1_000_000;
+
+fn model() -> (DMatrix<f64>, DMatrix<f64>, f64) {
+    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let eps = DELTA / 3.0; // Δ / (3 √(β/α)), α = β = 1
+    let mut theta = ts.clone();
+    for j in 0..K {
+        let others = (0..K)
+            .filter(|&l| l != j)
+            .fold(nalgebra::DVector::zeros(D), |acc, l| acc + ts.column(l))
+            / (K - 1) as f64;
+        let dir = (others - ts.column(j)).normalize();
+        theta.set_column(j, &(ts.column(j) + dir * eps));
+    }
+    (ts, theta, eps)
+}
+
+/// Misclustered replicates out of `reps` clients of size `n` at noise `sigma`.
+fn count(
+    ts: &DMatrix<f64>,
+    theta: &DMatrix<f64>,
+    sigma: f64,
+    n: usize,
+    reps: usize,
+    seed: u64,
+) -> u64 {
+    let mix = Mixture::with_theta(ts.clone(), sigma);
+    let per_batch = (BATCH_SAMPLES / n).max(1);
+    let mut done = 0;
+    let mut wrong = 0;
+    let mut b = 0u64;
+    while done < reps {
+        let m = per_batch.min(reps - done);
+        let labels: Vec<usize> = (0..m).map(|i| (done + i) % K).collect();
+        let fed = mix.federation(&labels, &vec![n; m], child(seed, n as u64, b));
+        let est = assign_clusters(&fed, theta);
+        wrong += est.iter().zip(&labels).filter(|(a, b)| a != b).count() as u64;
+        done += m;
+        b += 1;
+    }
+    wrong
+}
+
+struct Point {
+    sigma: f64,
+    n: usize,
+    reps: u64,
+    count: u64,
+}
+
+fn factor(sigma: f64) -> f64 {
+    (1.0f64).min(DELTA * DELTA / (sigma * sigma)).powi(2)
+}
+
+fn n_grid(sigma: f64, points: usize) -> Vec<usize> {
+    // Up to where p ≈ 1e-4: the exponent scales like Δ²/σ² for σ ≳ Δ.
+    let hi = (16.0 * (sigma / 0.5).powi(2)).clamp(16.0, 256.0);
+    let lo = if sigma <= 0.5 { 1.0 } else { hi / 16.0 };
+    (0..points)
+        .map(|i| (lo + (hi - lo) * i as f64 / (points - 1) as f64).round() as usize)
+        .collect()
+}
+
+fn measure(cfg: &CheckConfig, sigmas: &[f64], tag: u64, reps: usize, points: usize) -> Vec<Point> {
+    let (ts, theta, _) = model();
+    let mut out = Vec::new();
+    for (si, &sigma) in sigmas.iter().enumerate() {
+        for n in n_grid(sigma, points) {
+            let seed = child(cfg.seed, 23, tag * 100 + si as u64);
+            out.push(Point {
+                sigma,
+                n,
+                reps: reps as u64,
+                count: count(&ts, &theta, sigma, n, reps, seed),
+            });
+        }
+    }
+    out
+}
+
+fn half_slopes(pts: &[&Point]) -> Option<(f64, f64)> {
+    let usable: Vec<&&Point> = pts.iter().filter(|p| p.count >= MIN_COUNT).collect();
+    if usable.len() < 4 {
+        return None;
+    }
+    let h = usable.len() / 2;
+    let fit = |s: &[&&Point]| {
+        let xs: Vec<f64> = s.iter().map(|p| p.n as f64).collect();
+        let ys: Vec<f64> = s
+            .iter()
+            .map(|p| (p.count as f64 / p.reps as f64).ln())
+            .collect();
+        linear_fit(&xs, &ys).0
+    };
+    Some((fit(&usable[..h + 1]), fit(&usable[h..])))
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let reps = cfg.pick(20_000, 200_000);
+    let points = cfg.pick(7, 12);
+    let cal_sigmas = [0.7, 1.0];
+    let val_sigmas = [0.5, 0.85, 1.2, 2.0];
+    let cal = measure(cfg, &cal_sigmas, 1, reps, points);
+    let val = measure(cfg, &val_sigmas, 2, reps, points);
+    let four_k = 4.0 * K as f64;
+    let c_raw = cal
+        .iter()
+        .filter(|p| p.count >= MIN_COUNT)
+        .map(|p| {
+            let pu = clopper_pearson_upper(p.count, p.reps, ALPHA);
+            -(pu / four_k).ln() / (p.n as f64 * factor(p.sigma))
+        })
+        .fold(f64::INFINITY, f64::min);
+    let c = c_raw / SAFETY * if cfg.sabotage { 10.0 } else { 1.0 };
+    let alpha_each = ALPHA / val.len() as f64;
+    let mut worst: f64 = 0.0;
+    let mut rejected = Vec::new();
+    let mut biting = Vec::new();
+    for p in &val {
+        let p0 = (four_k * (-c * p.n as f64 * factor(p.sigma)).exp()).min(1.0);
+        let crit = binomial_upper_critical(p.reps, p0, alpha_each);
+        if p0 < 1.0 {
+            biting.push(format!(
+                "σ={} n={}: {}/{} vs p₀ = {p0:.3e} (critical {crit})",
+                p.sigma, p.n, p.count, p.reps
+            ));
+        }
+        worst = worst.max(p.count as f64 / crit.max(1) as f64);
+        if p.count > crit {
+            rejected.push(format!("σ={} n={}: {} > {crit}", p.sigma, p.n, p.count));
+        }
+    }
+    let mut slopes = Vec::new();
+    let mut slopes_ok = true;
+    for &sigma in &val_sigmas {
+        let pts: Vec<&Point> = val.iter().filter(|p| p.sigma == sigma).collect();
+        match half_slopes(&pts) {
+            Some((s1, s2)) => {
+                let fit = SlopeFit {
+                    parameter: format!(
+                        "n_i of ln P (2nd half), σ/Δ = {sigma}; predicted = 1st-half slope"
+                    ),
+                    slope: s2,
+                    predicted: s1,
+                    tolerance: LINEARITY_TOL * s1.abs(),
+                };
+                slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
+                slopes.push(fit);
+            }
+            None => slopes_ok = false,
+        }
+    }
+    let passed = rejected.is_empty() && slopes_ok && biting.len() >= MIN_BITING;
+    let mut series = Vec::new();
+    for &sigma in &val_sigmas {
+        let pts: Vec<(f64, f64)> = val
+            .iter()
+            .filter(|p| p.sigma == sigma && p.count > 0)
+            .map(|p| (p.n as f64, p.count as f64 / p.reps as f64))
+            .collect();
+        series.push(Series {
+            label: format!("P̂ (validation), σ/Δ = {sigma}"),
+            points: pts,
+            line: false,
+        });
+    }
+    for &sigma in &val_sigmas {
+        let pts: Vec<(f64, f64)> = n_grid(sigma, 40)
+            .iter()
+            .map(|&n| {
+                (
+                    n as f64,
+                    (four_k * (-c * n as f64 * factor(sigma)).exp()).min(1.0),
+                )
+            })
+            .collect();
+        series.push(Series {
+            label: format!("4k e^(−c n (1∧Δ²/σ²)²), σ/Δ = {sigma}"),
+            points: pts,
+            line: true,
+        });
+    }
+    CheckRecord {
+        name: "lemma10_misclustering_probability".into(),
+        claim: "within ε ≤ Δ/(3√(β/α)) of θ*, P[client misclustered] ≤ 4k exp(−c n_i (1 ∧ Δ²/σ²)²): ln P linear in n_i with negative slope".into(),
+        source: "SXY22 Lemma 10 (App. E.2), p_e in eq. 10".into(),
+        statistic: worst,
+        bound: 1.0,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex), Σ = I, ε = Δ/3, θ_j moved by ε towards the mean of the other centres (d(θ, θ*) = ε)"),
+            format!("{reps} replicate clients per (σ, n) (seeds child(seed, 23, ·)); n-grids (arithmetic, {points} points): {}", val_sigmas.iter().chain(cal_sigmas.iter()).map(|&s| format!("σ={s}: {:?}", n_grid(s, points))).collect::<Vec<_>>().join("; ")),
+            format!("c calibrated on σ/Δ ∈ {cal_sigmas:?}: min −ln(p_U/4k)/(n(1∧Δ²/σ²)²) = {c_raw:.4} (Clopper–Pearson, α = {ALPHA}, points with ≥ {MIN_COUNT} events), ÷ {SAFETY} ⇒ c = {c:.4}"),
+            format!("validation on σ/Δ ∈ {val_sigmas:?}: {} binomial tests at α = {ALPHA}/{} each; rejected: {rejected:?}", val.len(), val.len()),
+            format!("statistic = max count / critical count = {worst:.4}"),
+            format!("tests where the bound bites (p₀ < 1; need ≥ {MIN_BITING}): {}: {}", biting.len(), biting.join("; ")),
+            format!("ln P vs n: half-range slopes must be negative and agree within {LINEARITY_TOL} (relative)"),
+            if cfg.sabotage { "SABOTAGED: c × 10".into() } else { "c as calibrated".into() },
+        ],
+        figure: Some(Figure {
+            title: "Lemma 10: misclustering probability vs n_i".into(),
+            x_label: "n_i".into(),
+            y_label: "P[client misclustered]".into(),
+            log_x: false,
+            log_y: true,
+            series,
+        }),
+    }
+}

@@ -1,0 +1,276 @@
+//! SXY22 Lemma 9 (App. E.2): the classes `F^I_j`, `F^II_j` of misclustering indicators have VC
+//! dimension `O(dk log k)`. The proof counts sign patterns: for m points `(x_i, y_i)` the
+//! `m(k−1)` quadratic polynomials `P_{jl}[x_i,y_i](θ) = ‖y_i − φ(x_i)θ_j‖² − ‖y_i − φ(x_i)θ_l‖²`
+//! (`l ≠ j`) in the `dk` entries of θ have, by the Milnor–Thom theorem [Mat13, Thm 6.2.1], at
+//! most `(100 m(k−1)/(dk))^{dk}` sign patterns when `m(k−1) ≥ dk ≥ 2`; shattering m points
+//! needs `2^m` patterns, so `m ≤` the largest m with `2^m ≤ (100 m(k−1)/(dk))^{dk}`.
+//!
+//! Experiment: (d, k) ∈ {(1, 2), (1, 3), (2, 2)}; points are clients with two samples,
+//! `x ~ N(0, I_d)`, `y ~ N(0, 1)`; θ is sampled as `s·N(0, I_{dk})` with `s` log-uniform in
+//! `[10⁻², 10²]`, j = 1. Sampling finds a **subset** of the patterns, so observed counts are lower
+//! bounds of the true counts — consistent with checking an upper bound, but the bound is only
+//! "exercised" where the sample is large compared with the count.
+//!
+//! Checks: (1) for every m with `m(k−1) ≥ dk` the number of distinct sign patterns of the
+//! `P_{jl}` is ≤ the Milnor–Thom bound, including the m where that bound is below the trivial
+//! `2^{m(k−1)}` (where it bites; at least one such m per (d, k)); (2) the empirical shattering
+//! number of the binary class `θ ↦ 1{i ∈ S_j(θ)}` (clients of cluster j: misclustered iff some
+//! `P_{jl} ≥ 0`) — the largest m for which some of [`POINT_SETS`] random point sets shows all
+//! `2^m` patterns — is ≤ the Milnor–Thom VC bound, and beyond it the count stays < 2^m.
+//! Statistic: the largest observed count / bound. Sabotage: the bound `2^{dk}/100`, which the
+//! observed counts provably exceed (any single θ gives one pattern, and `2^{dk}/100 < 1`).
+
+use super::support::child;
+use crate::framework::{loglog_fit, CheckConfig, CheckRecord, Figure, Series};
+use fedmix::rng::{stream, Purpose, Rng};
+use nalgebra::DMatrix;
+use rand::RngExt;
+use rand_distr::StandardNormal;
+use std::collections::HashSet;
+
+/// Random point sets tried per m when looking for a shattered set.
+pub const POINT_SETS: usize = 4;
+/// Samples per client (point).
+const SAMPLES: usize = 2;
+const CONFIGS: [(usize, usize); 3] = [(1, 2), (1, 3), (2, 2)];
+
+/// `(100 m(k−1)/(dk))^{dk}` (Milnor–Thom as used in Lemma 9), or the sabotaged `2^{dk}/100`.
+fn bound(m: usize, d: usize, k: usize, sabotage: bool) -> f64 {
+    let dk = (d * k) as f64;
+    if sabotage {
+        return 2f64.powf(dk) / 100.0;
+    }
+    (100.0 * (m * (k - 1)) as f64 / dk).powf(dk)
+}
+
+/// Largest m with `2^m ≤ (100 m(k−1)/(dk))^{dk}` (the VC bound implied by Milnor–Thom).
+fn vc_bound(d: usize, k: usize) -> usize {
+    (1..100_000)
+        .filter(|&m| m * (k - 1) >= d * k)
+        .take_while(|&m| (m as f64) * 2f64.ln() <= bound(m, d, k, false).ln())
+        .last()
+        .unwrap_or(d * k)
+}
+
+/// Points: `m` clients, each `(X_i ∈ R^{2×d}, y_i ∈ R²)`.
+fn points(m: usize, d: usize, rng: &mut Rng) -> Vec<(DMatrix<f64>, Vec<f64>)> {
+    (0..m)
+        .map(|_| {
+            let x = DMatrix::from_fn(SAMPLES, d, |_, _| rng.sample::<f64, _>(StandardNormal));
+            let y = (0..SAMPLES)
+                .map(|_| rng.sample::<f64, _>(StandardNormal))
+                .collect();
+            (x, y)
+        })
+        .collect()
+}
+
+/// Distinct sign patterns of all `P_{jl}` (j = 0) and of the binary misclustering class.
+fn count_patterns(
+    pts: &[(DMatrix<f64>, Vec<f64>)],
+    d: usize,
+    k: usize,
+    samples: usize,
+    rng: &mut Rng,
+) -> (usize, usize) {
+    let mut poly: HashSet<u128> = HashSet::new();
+    let mut binary: HashSet<u128> = HashSet::new();
+    let mut theta = vec![0.0; d * k];
+    let mut loss = vec![0.0; k];
+    for _ in 0..samples {
+        let s = 10f64.powf(rng.random_range(-2.0..2.0));
+        theta
+            .iter_mut()
+            .for_each(|t| *t = s * rng.sample::<f64, _>(StandardNormal));
+        let (mut pp, mut bp) = (0u128, 0u128);
+        for (i, (x, y)) in pts.iter().enumerate() {
+            for (l, lv) in loss.iter_mut().enumerate() {
+                let th = &theta[l * d..(l + 1) * d];
+                *lv = (0..SAMPLES)
+                    .map(|r| {
+                        let pred: f64 = (0..d).map(|c| x[(r, c)] * th[c]).sum();
+                        (y[r] - pred).powi(2)
+                    })
+                    .sum();
+            }
+            let mut mis = false;
+            for l in 1..k {
+                // P_{0l} ≥ 0: model l fits at least as well as model 0.
+                let bit = loss[0] - loss[l] >= 0.0;
+                mis |= bit;
+                if bit {
+                    pp |= 1u128 << (i * (k - 1) + l - 1);
+                }
+            }
+            if mis {
+                bp |= 1u128 << i;
+            }
+        }
+        poly.insert(pp);
+        binary.insert(bp);
+    }
+    (poly.len(), binary.len())
+}
+
+struct Row {
+    d: usize,
+    k: usize,
+    m: usize,
+    poly: usize,
+    binary: usize,
+    bound: f64,
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let samples = cfg.pick(60_000, 1_000_000);
+    let ms: Vec<usize> = cfg.pick(
+        vec![2, 3, 4, 6, 8, 12, 16, 24, 32, 48],
+        vec![2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 56],
+    );
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut ok = true;
+    for (ci, &(d, k)) in CONFIGS.iter().enumerate() {
+        let dk = d * k;
+        for &m in &ms {
+            if m * (k - 1) < dk || m * (k - 1) > 128 {
+                continue;
+            }
+            let mut rng = stream(child(cfg.seed, 25, ci as u64), Purpose::Sampling, m as u64);
+            let pts = points(m, d, &mut rng);
+            let (poly, binary) = count_patterns(&pts, d, k, samples, &mut rng);
+            rows.push(Row {
+                d,
+                k,
+                m,
+                poly,
+                binary,
+                bound: bound(m, d, k, cfg.sabotage),
+            });
+        }
+        // Empirical shattering number of the binary class.
+        let m_vc = vc_bound(d, k);
+        let mut m_emp = 0;
+        for m in 1..=m_vc.min(16) {
+            let shattered = (0..POINT_SETS).any(|s| {
+                let mut rng = stream(
+                    child(cfg.seed, 26, ci as u64),
+                    Purpose::Sampling,
+                    (m * POINT_SETS + s) as u64,
+                );
+                let pts = points(m, d, &mut rng);
+                count_patterns(&pts, d, k, samples.min(200_000), &mut rng).1 == 1 << m
+            });
+            if shattered {
+                m_emp = m;
+            } else {
+                break;
+            }
+        }
+        let bites: Vec<usize> = rows
+            .iter()
+            .filter(|r| {
+                r.d == d && r.k == k && bound(r.m, d, k, false) < 2f64.powi((r.m * (k - 1)) as i32)
+            })
+            .map(|r| r.m)
+            .collect();
+        let beyond_ok = rows
+            .iter()
+            .filter(|r| r.d == d && r.k == k && r.m > m_emp)
+            .all(|r| (r.binary as f64) < 2f64.powi(r.m as i32));
+        let ours: Vec<&Row> = rows
+            .iter()
+            .filter(|r| {
+                r.d == d
+                    && r.k == k
+                    && (r.poly as f64) < samples as f64 / 20.0
+                    && r.m * (k - 1) >= 2 * dk
+            })
+            .collect();
+        let growth = if ours.len() >= 2 {
+            loglog_fit(
+                &ours.iter().map(|r| r.m as f64).collect::<Vec<_>>(),
+                &ours.iter().map(|r| r.poly as f64).collect::<Vec<_>>(),
+            )
+            .0
+        } else {
+            f64::NAN
+        };
+        ok &= m_emp <= m_vc && !bites.is_empty() && beyond_ok;
+        notes.push(format!(
+            "(d, k) = ({d}, {k}), dk log k = {:.2}: empirical shattering number {m_emp} ≤ Milnor–Thom VC bound {m_vc}: {}; bound below 2^(m(k−1)) (bites) at m ∈ {bites:?}; binary count < 2^m for every m > {m_emp}: {beyond_ok}; growth exponent of the pattern count (unsaturated m) {growth:.2} (Milnor–Thom exponent dk = {dk})",
+            dk as f64 * (k as f64).ln(),
+            m_emp <= m_vc
+        ));
+    }
+    let worst = rows
+        .iter()
+        .map(|r| r.poly as f64 / r.bound)
+        .fold(0.0, f64::max);
+    let passed = ok && worst <= 1.0;
+    let series_for = |d: usize, k: usize| -> Vec<Series> {
+        let sel: Vec<&Row> = rows.iter().filter(|r| r.d == d && r.k == k).collect();
+        vec![
+            Series {
+                label: format!("sign patterns of P_jl, (d,k)=({d},{k})"),
+                points: sel.iter().map(|r| (r.m as f64, r.poly as f64)).collect(),
+                line: false,
+            },
+            Series {
+                label: format!("Milnor–Thom (100m(k−1)/dk)^dk, ({d},{k})"),
+                points: sel
+                    .iter()
+                    .map(|r| (r.m as f64, bound(r.m, d, k, false)))
+                    .collect(),
+                line: true,
+            },
+        ]
+    };
+    let mut series = series_for(1, 2);
+    series.extend(series_for(2, 2));
+    let sel: Vec<&Row> = rows.iter().filter(|r| r.d == 1 && r.k == 2).collect();
+    series.push(Series {
+        label: "binary misclustering patterns, (1,2)".into(),
+        points: sel.iter().map(|r| (r.m as f64, r.binary as f64)).collect(),
+        line: false,
+    });
+    series.push(Series {
+        label: "2^m (shattering)".into(),
+        points: sel
+            .iter()
+            .filter(|r| r.m <= 40)
+            .map(|r| (r.m as f64, 2f64.powi(r.m as i32)))
+            .collect(),
+        line: true,
+    });
+    CheckRecord {
+        name: "lemma9_sign_patterns".into(),
+        claim: "m points give ≤ (100m(k−1)/(dk))^{dk} sign patterns of the P_jl; shattering fails beyond the implied O(dk log k) VC bound".into(),
+        source: "SXY22 Lemma 9 (App. E.2), Milnor–Thom [Mat13 Thm 6.2.1]".into(),
+        statistic: worst,
+        bound: 1.0,
+        constant: None,
+        slopes: Vec::new(),
+        passed,
+        details: [
+            vec![
+                format!("{samples} sampled θ per (d, k, m); θ = s·N(0, I_dk), s log-uniform in [1e−2, 1e2]; points: clients with {SAMPLES} samples x ~ N(0, I_d), y ~ N(0, 1); seeds child(seed, 25/26, ·)"),
+                "observed counts are LOWER bounds of the true pattern counts (sampling can miss cells)".into(),
+                format!("statistic = max over (d, k, m) of observed / bound = {worst:.4e}"),
+                if cfg.sabotage { "SABOTAGED: bound 2^(dk)/100".into() } else { "bound (100 m(k−1)/(dk))^(dk)".into() },
+            ],
+            notes,
+            rows.iter().map(|r| format!("(d,k,m)=({},{},{}): patterns {} (binary {}), bound {:.3e}", r.d, r.k, r.m, r.poly, r.binary, r.bound)).collect(),
+        ]
+        .concat(),
+        figure: Some(Figure {
+            title: "Lemma 9: sign patterns vs number of points m".into(),
+            x_label: "m (points)".into(),
+            y_label: "distinct sign patterns".into(),
+            log_x: true,
+            log_y: true,
+            series,
+        }),
+    }
+}
