@@ -8,6 +8,8 @@ pub mod lemma9_sign_patterns;
 pub mod prop2_moment_descent_contraction;
 pub mod support;
 pub mod theorem1_phase1_from_any_init;
+pub mod theorem2_phase2_contraction;
+pub mod theorem3_final_error;
 
 use crate::Check;
 
@@ -31,5 +33,10 @@ pub fn all() -> Vec<Check> {
             eq32_vc_clustering_deviation::run,
         ),
         ("lemma9_sign_patterns", lemma9_sign_patterns::run),
+        (
+            "theorem2_phase2_contraction",
+            theorem2_phase2_contraction::run,
+        ),
+        ("theorem3_final_error", theorem3_final_error::run),
     ]
 }

@@ -1,0 +1,290 @@
+//! SXY22 Theorem 2 (eq. 9; proof in App. E.2 via Lemma 7's `‖I − ηK_j‖ ≤ 1 − C sηρ/κ`):
+//! started within `εΔ` of θ*, Phase 2 contracts `d(θ_t, θ*) ≤ (1 − C₁sηρ/κ) d(θ_{t−1}, θ*) +
+//! C₂sησν log(e/ν)` — geometrically, at a rate whose gap `1 − r` grows like `sηρ/κ`.
+//!
+//! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, σ = 0.01, M = 200 clients × 50
+//! samples; cluster 0 holds the first `ρM` clients (so `ρ = min_j N_j/N` exactly). Start:
+//! `θ_0 = θ* + εΔ U` (ε = 0.1, random unit columns `U`). Each round is the library's
+//! [`phase2_round`] (eq. 8 clustering, FedAvg with s local steps, `n_i/N` aggregation);
+//! `d(θ_t, θ*)` is eq. 6's bottleneck distance. The geometric rate `r` is `exp` of the
+//! least-squares slope of `ln d(θ_t, θ*)` on t over the transient: from t = 0 until the error
+//! has fallen by [`DECAY_NATS`] or reaches [`FLOOR_FACTOR`] × the noise floor (the oracle
+//! least-squares error `max_j ‖θ̂^LS_j − θ*_j‖`), whichever comes first; a point whose transient
+//! decays by less than [`MIN_DECAY_NATS`] fails.
+//!
+//! Checks: one constant c (calibrated on three (s, η, ρ) points as the smallest
+//! `(1 − r)κ/(sηρ)`, ÷ [`SAFETY`]) satisfies `1 − r ≥ c sηρ/κ` on three validation sweeps, each
+//! spanning two orders of magnitude in one factor — s ∈ [1, 100] (η = 0.002, so κ ≤ 1.2),
+//! ρ ∈ [0.01, 0.5] (η = 0.2, s = 1), η ∈ [0.004, 0.4] (s = 1, κ = 1) — and the log–log slope of
+//! `1 − r` on each factor is 1 ± [`SLOPE_TOL`]. Statistic: the largest `(sηρ/κ)/(1 − r)` over
+//! the validation points, against `1/c`. Sabotage: predicted exponent 2 in s.
+
+use super::support::{child, fmt_list, random_unit, Mixture};
+use crate::framework::{
+    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+};
+use fedmix::algorithms::fedx_clustering::{phase2_round, LocalSolver, Phase2Params};
+use fedmix::federation::Federation;
+use fedmix::metrics::{bottleneck_distance, gamma, kappa_fedavg};
+use fedmix::rng::{stream, Purpose};
+use nalgebra::{DMatrix, DVector};
+
+/// Safety factor on c (c is divided by it).
+pub const SAFETY: f64 = 2.0;
+/// Tolerance on the log–log slopes of `1 − r` on s, ρ, η.
+pub const SLOPE_TOL: f64 = 0.2;
+/// The fit window ends once the error has fallen by this many nats…
+pub const DECAY_NATS: f64 = 2.0;
+/// …or reaches this multiple of the noise floor.
+pub const FLOOR_FACTOR: f64 = 10.0;
+/// Smallest decay (nats) a transient must show to be fitted.
+pub const MIN_DECAY_NATS: f64 = 1.0;
+const K: usize = 2;
+const D: usize = 5;
+const SIGMA: f64 = 0.01;
+const CLIENTS: usize = 200;
+const SAMPLES: usize = 50;
+const EPSILON: f64 = 0.1;
+
+#[derive(Clone, Copy, Debug)]
+struct Setting {
+    s: usize,
+    eta: f64,
+    rho: f64,
+}
+
+#[derive(Clone, Debug)]
+struct Fit {
+    setting: Setting,
+    kappa: f64,
+    gap: f64,
+    decay: f64,
+    rounds: usize,
+    path: Vec<f64>,
+}
+
+impl Fit {
+    /// `sηρ/κ`.
+    fn x(&self) -> f64 {
+        self.setting.s as f64 * self.setting.eta * self.setting.rho / self.kappa
+    }
+}
+
+fn ls_floor(fed: &Federation) -> f64 {
+    let ts = fed.theta_star().expect("synthetic");
+    let labels = fed.labels().expect("synthetic");
+    (0..K)
+        .map(|j| {
+            let (mut g, mut b) = (DMatrix::zeros(D, D), DVector::zeros(D));
+            for i in (0..fed.num_clients()).filter(|&i| labels[i] == j) {
+                let x = fed.x(i);
+                g += x * x.transpose();
+                b += x * fed.y(i);
+            }
+            let est = g.cholesky().expect("N_j ≥ d").solve(&b);
+            (est - ts.column(j)).norm()
+        })
+        .fold(0.0, f64::max)
+}
+
+fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
+    let seed = child(cfg.seed, 27, idx);
+    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { 1.0 / 2f64.sqrt() } else { 0.0 });
+    let mix = Mixture::with_theta(ts.clone(), SIGMA);
+    let m0 = ((st.rho * CLIENTS as f64).round() as usize).max(1);
+    let labels: Vec<usize> = (0..CLIENTS).map(|i| usize::from(i >= m0)).collect();
+    let fed = mix.federation(&labels, &[SAMPLES; CLIENTS], seed);
+    let p = Phase2Params {
+        eta: st.eta,
+        local_steps: st.s,
+        local_solver: LocalSolver::Fedavg,
+        rounds: 1,
+    };
+    let (g, _) = gamma(&fed, st.eta);
+    let kappa = kappa_fedavg(g, st.s);
+    let floor = ls_floor(&fed);
+    let mut rng = stream(seed, Purpose::Init, 0);
+    let mut theta = ts.clone();
+    for j in 0..K {
+        theta.set_column(j, &(ts.column(j) + random_unit(D, &mut rng) * EPSILON));
+    }
+    let dist = |th: &DMatrix<f64>| bottleneck_distance(th, &ts).expect("k × d").value;
+    let d0 = dist(&theta);
+    let stop = (d0 * (-DECAY_NATS).exp()).max(FLOOR_FACTOR * floor);
+    let mut path = vec![d0];
+    while path.len() <= max_rounds && *path.last().expect("non-empty") > stop {
+        theta = phase2_round(&fed, &theta, &p, None).0;
+        path.push(dist(&theta));
+    }
+    let ts_: Vec<f64> = (0..path.len()).map(|t| t as f64).collect();
+    let logs: Vec<f64> = path.iter().map(|x| x.ln()).collect();
+    let (slope, _) = crate::framework::linear_fit(&ts_, &logs);
+    let rho = fedmix::metrics::rho(&fed.sizes(), &labels, K);
+    Fit {
+        setting: Setting { rho, ..st },
+        kappa,
+        gap: 1.0 - slope.exp(),
+        decay: (d0 / path[path.len() - 1]).ln(),
+        rounds: path.len() - 1,
+        path,
+    }
+}
+
+fn slope_of(fits: &[Fit], f: impl Fn(&Setting) -> f64) -> f64 {
+    loglog_fit(
+        &fits.iter().map(|x| f(&x.setting)).collect::<Vec<_>>(),
+        &fits.iter().map(|x| x.gap).collect::<Vec<_>>(),
+    )
+    .0
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let max_rounds = cfg.pick(4000, 20000);
+    let s_grid: Vec<usize> = cfg.pick(vec![1, 3, 10, 30, 100], vec![1, 2, 5, 10, 20, 50, 100]);
+    let rho_grid: Vec<f64> = cfg.pick(
+        vec![0.5, 0.2, 0.05, 0.02, 0.01],
+        vec![0.5, 0.3, 0.1, 0.05, 0.02, 0.01],
+    );
+    let eta_grid: Vec<f64> = cfg.pick(
+        vec![0.004, 0.013, 0.04, 0.13, 0.4],
+        vec![0.004, 0.008, 0.02, 0.04, 0.1, 0.2, 0.4],
+    );
+    let calib = [
+        Setting {
+            s: 2,
+            eta: 0.05,
+            rho: 0.3,
+        },
+        Setting {
+            s: 5,
+            eta: 0.01,
+            rho: 0.1,
+        },
+        Setting {
+            s: 1,
+            eta: 0.1,
+            rho: 0.4,
+        },
+    ];
+    let run_all = |v: &[Setting], base: u64| -> Vec<Fit> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &st)| measure(cfg, st, base + i as u64, max_rounds))
+            .collect()
+    };
+    let cal = run_all(&calib, 0);
+    let s_fits = run_all(
+        &s_grid
+            .iter()
+            .map(|&s| Setting {
+                s,
+                eta: 0.002,
+                rho: 0.5,
+            })
+            .collect::<Vec<_>>(),
+        100,
+    );
+    let rho_fits = run_all(
+        &rho_grid
+            .iter()
+            .map(|&rho| Setting {
+                s: 1,
+                eta: 0.2,
+                rho,
+            })
+            .collect::<Vec<_>>(),
+        200,
+    );
+    let eta_fits = run_all(
+        &eta_grid
+            .iter()
+            .map(|&eta| Setting {
+                s: 1,
+                eta,
+                rho: 0.5,
+            })
+            .collect::<Vec<_>>(),
+        300,
+    );
+    let val: Vec<&Fit> = s_fits.iter().chain(&rho_fits).chain(&eta_fits).collect();
+    let pair = |f: &Fit| (f.x(), f.gap.max(1e-300));
+    let (inv_c, worst) = calibrate_then_validate(
+        &cal.iter().map(pair).collect::<Vec<_>>(),
+        &val.iter().map(|f| pair(f)).collect::<Vec<_>>(),
+        SAFETY,
+    );
+    let c = 1.0 / inv_c;
+    let slopes = vec![
+        SlopeFit {
+            parameter: "s (η = 0.002, ρ = 0.5)".into(),
+            slope: slope_of(&s_fits, |s| s.s as f64),
+            predicted: if cfg.sabotage { 2.0 } else { 1.0 },
+            tolerance: SLOPE_TOL,
+        },
+        SlopeFit {
+            parameter: "ρ (s = 1, η = 0.2)".into(),
+            slope: slope_of(&rho_fits, |s| s.rho),
+            predicted: 1.0,
+            tolerance: SLOPE_TOL,
+        },
+        SlopeFit {
+            parameter: "η (s = 1, ρ = 0.5)".into(),
+            slope: slope_of(&eta_fits, |s| s.eta),
+            predicted: 1.0,
+            tolerance: SLOPE_TOL,
+        },
+    ];
+    let short: Vec<String> = cal
+        .iter()
+        .chain(val.iter().copied())
+        .filter(|f| f.decay < MIN_DECAY_NATS)
+        .map(|f| format!("{:?}", f.setting))
+        .collect();
+    let passed = worst <= inv_c && slopes.iter().all(SlopeFit::ok) && short.is_empty();
+    let row = |f: &Fit| {
+        format!("(s={}, η={}, ρ={:.3}, κ={:.3}): 1−r = {:.4e}, (1−r)κ/(sηρ) = {:.3}, {} rounds, decay {:.2} nats", f.setting.s, f.setting.eta, f.setting.rho, f.kappa, f.gap, f.gap / f.x(), f.rounds, f.decay)
+    };
+    let xs: Vec<f64> = cal.iter().chain(val.iter().copied()).map(Fit::x).collect();
+    let (x0, x1) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(0.0, f64::max),
+    );
+    let pts_of = |v: &[Fit]| v.iter().map(|f| (f.x(), f.gap)).collect::<Vec<_>>();
+    CheckRecord {
+        name: "theorem2_phase2_contraction".into(),
+        claim: "from within εΔ, Phase 2 contracts d(θ_t, θ*) geometrically with 1 − r ≥ c sηρ/κ; 1 − r ∝ s, ρ, η".into(),
+        source: "SXY22 Theorem 2, eq. 9 (App. E.2; Lemma 7)".into(),
+        statistic: worst,
+        bound: inv_c,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = {K}, d = {D}, Δ = 1, Σ = I, σ = {SIGMA}, M = {CLIENTS} × n_i = {SAMPLES}, cluster 0 = first ρM clients; start θ* + εΔU, ε = {EPSILON}; FedAvg via phase2_round; seeds child(seed, 27, ·)"),
+            format!("rate: exp(slope of ln d(θ_t,θ*) on t) until a decay of {DECAY_NATS} nats or {FLOOR_FACTOR} × the least-squares floor (≤ {max_rounds} rounds); need ≥ {MIN_DECAY_NATS} nats"),
+            format!("c = min calibration (1−r)κ/(sηρ) ÷ {SAFETY} = {c:.4}; statistic = max validation (sηρ/κ)/(1−r) = {worst:.4} vs 1/c = {inv_c:.4}"),
+            format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation s-sweep: {}", s_fits.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation ρ-sweep: {}", rho_fits.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation η-sweep: {}", eta_fits.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("transients shorter than {MIN_DECAY_NATS} nats: {short:?}"),
+            format!("first path (s-sweep, s = {}): {}", s_grid[0], fmt_list(&s_fits[0].path.iter().step_by((s_fits[0].path.len() / 8).max(1)).copied().collect::<Vec<_>>())),
+            if cfg.sabotage { "SABOTAGED: predicted exponent 2 in s".into() } else { "predicted exponent 1 in s, ρ, η".into() },
+        ],
+        figure: Some(Figure {
+            title: "Theorem 2: Phase 2 contraction gap 1 − r vs sηρ/κ".into(),
+            x_label: "sηρ/κ".into(),
+            y_label: "1 − r (fitted per-round rate)".into(),
+            log_x: true,
+            log_y: true,
+            series: vec![
+                Series { label: "s-sweep".into(), points: pts_of(&s_fits), line: false },
+                Series { label: "ρ-sweep".into(), points: pts_of(&rho_fits), line: false },
+                Series { label: "η-sweep".into(), points: pts_of(&eta_fits), line: false },
+                Series { label: "calibration".into(), points: pts_of(&cal), line: false },
+                Series { label: format!("c·sηρ/κ, c = {c:.3}"), points: vec![(x0, c * x0), (x1, c * x1)], line: true },
+            ],
+        }),
+    }
+}

@@ -1,0 +1,256 @@
+//! SXY22 Theorem 3 (eq. 18): Phase 1 with `T = Θ(1)` iterations from any `‖θ₀‖ ≤ R`, then
+//! Phase 2 with `T' = Θ(κ/(sηρ) log(Δ/ν))` rounds, ends with
+//! `d(θ̂, θ*) ≲ (σκ/ρ) ν log(e/ν)`, where (eq. 10)
+//! `ν = (1/N) Σ_i n_i p_e(n_i) + C_ν √(dk log k (χ²(n)+1)/M)`, `p_e(n) = 4k exp(−c_e n (1 ∧ Δ²/σ²)²)`.
+//!
+//! Stated constants of ν: `c_e` = [`NU_C_PE`] and `C_ν` = [`NU_C_VC`], the values (rounded
+//! down, resp. up) that the `lemma10_misclustering_probability` (c = 0.086) and
+//! `eq32_vc_clustering_deviation` (C = 0.81) checks calibrate at the default seed 20221. Rounds:
+//! `T' = ⌈`[`ROUNDS_FACTOR`]` · κ/(sηρ) · ln(Δ/ν)⌉`.
+//!
+//! Setup: the full two-phase algorithm ([`TwoPhase::run_detailed`]: practical Phase 1 with
+//! `T = 10`, `n_H = ⌈log N / p_min⌉` anchors, then Phase 2 FedAvg with s = 5 and the step
+//! `γ = 0.25`), k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, `n_i = 100`, cluster 0 =
+//! the first ρM clients, θ₀ random (`N(0, I/d)`).
+//!
+//! Check: the ratio `d(θ̂, θ*) / ((σκ/ρ) ν log(e/ν))` is bounded by one constant — calibrated
+//! on three (σ, M, ρ) points × [`SAFETY`], validated on sweeps of σ (two orders of magnitude),
+//! M (two orders) and ρ — and the log–log slope of the final error on σ is the bound's exponent
+//! 1 ± [`SLOPE_TOL`]. Sabotage: the σ factor is dropped from the bound (predicted exponent 0).
+
+use super::support::{child, Mixture};
+use crate::framework::{
+    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+};
+use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
+use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
+use fedmix::run::Recorder;
+use nalgebra::DMatrix;
+
+/// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).
+pub const NU_C_PE: f64 = 0.08;
+/// `C_ν` of eq. 10's uniform-deviation term (stated; from the eq. 32 check's calibration).
+pub const NU_C_VC: f64 = 1.0;
+/// `T' = ROUNDS_FACTOR · κ/(sηρ) · ln(Δ/ν)`.
+pub const ROUNDS_FACTOR: f64 = 10.0;
+/// Phase 2 step: `η = ETA_GAMMA / max_i ‖φ_i‖²/n_i` (γ = 0.25 ⇒ κ ≈ 1.64 for s = 5).
+pub const ETA_GAMMA: f64 = 0.25;
+/// Safety factor on the calibrated constant.
+pub const SAFETY: f64 = 2.0;
+/// Tolerance on the slope of the final error on σ.
+pub const SLOPE_TOL: f64 = 0.15;
+const K: usize = 2;
+const D: usize = 5;
+const SAMPLES: usize = 100;
+const LOCAL_STEPS: usize = 5;
+const PHASE1_ITERATIONS: usize = 10;
+const DELTA: f64 = 1.0;
+
+#[derive(Clone, Copy, Debug)]
+struct Setting {
+    sigma: f64,
+    m: usize,
+    rho: f64,
+}
+
+#[derive(Clone, Debug)]
+struct Outcome {
+    st: Setting,
+    error: f64,
+    shape: f64,
+    nu: f64,
+    kappa: f64,
+    rounds: usize,
+    secs: f64,
+}
+
+/// ν of eq. 10 with the stated constants.
+fn nu(sizes: &[usize], sigma: f64) -> f64 {
+    let n_total: f64 = sizes.iter().map(|&n| n as f64).sum();
+    let f = (1.0f64).min(DELTA * DELTA / (sigma * sigma)).powi(2);
+    let pe = |n: usize| (4.0 * K as f64 * (-NU_C_PE * n as f64 * f).exp()).min(1.0);
+    let first: f64 = sizes.iter().map(|&n| n as f64 * pe(n)).sum::<f64>() / n_total;
+    let (d, k, m) = (D as f64, K as f64, sizes.len() as f64);
+    first + NU_C_VC * (d * k * k.ln() * (chi2(sizes) + 1.0) / m).sqrt()
+}
+
+fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
+    let seed = child(cfg.seed, 28, idx);
+    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let mix = Mixture::with_theta(ts.clone(), st.sigma);
+    let m0 = ((st.rho * st.m as f64).round() as usize).max(1);
+    let labels: Vec<usize> = (0..st.m).map(|i| usize::from(i >= m0)).collect();
+    let sizes = vec![SAMPLES; st.m];
+    let fed = mix.federation(&labels, &sizes, seed);
+    let rho = rho(&sizes, &labels, K);
+    let nu = nu(&sizes, st.sigma);
+    let started = std::time::Instant::now();
+    let mut rc = RunConfig {
+        k: Some(K),
+        eta_gamma: ETA_GAMMA,
+        local_steps: LOCAL_STEPS,
+        phase1_iterations: PHASE1_ITERATIONS,
+        ..RunConfig::default()
+    };
+    let n = fed.total_samples() as f64;
+    let p_min = (m0.min(st.m - m0)) as f64 / st.m as f64;
+    rc.anchors = Some(((n.ln() / p_min).ceil() as usize).min(st.m));
+    let p2 = rc.phase2(&fed);
+    let (g, _) = gamma(&fed, p2.eta);
+    let kappa = kappa_fedavg(g, LOCAL_STEPS);
+    let rounds = (ROUNDS_FACTOR * kappa / (LOCAL_STEPS as f64 * p2.eta * rho)
+        * (DELTA / nu).ln().max(1.0))
+    .ceil() as usize;
+    rc.rounds = rounds;
+    let alg = TwoPhase {
+        cfg: rc,
+        init: None,
+    };
+    let error = alg
+        .run_detailed(&fed, seed, &mut Recorder::quiet())
+        .ok()
+        .and_then(|(out, _)| bottleneck_distance(&out.theta_hat, &ts).ok())
+        .map_or(f64::INFINITY, |a| a.value);
+    let sigma_factor = if cfg.sabotage { 1.0 } else { st.sigma };
+    Outcome {
+        st: Setting { rho, ..st },
+        error,
+        shape: sigma_factor * kappa / rho * nu * (std::f64::consts::E / nu).ln(),
+        nu,
+        kappa,
+        rounds,
+        secs: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let calib = [
+        Setting {
+            sigma: 0.01,
+            m: 60,
+            rho: 0.5,
+        },
+        Setting {
+            sigma: 0.1,
+            m: 15,
+            rho: 0.5,
+        },
+        Setting {
+            sigma: 0.05,
+            m: 100,
+            rho: 0.3,
+        },
+    ];
+    let sig_grid: Vec<f64> = cfg.pick(
+        vec![0.003, 0.03, 0.3, 1.0],
+        vec![0.003, 0.01, 0.03, 0.1, 0.3, 1.0],
+    );
+    let m_grid: Vec<usize> = cfg.pick(vec![10, 100, 1000], vec![10, 30, 100, 300, 1000, 3000]);
+    let rho_grid: Vec<f64> = cfg.pick(vec![0.5, 0.2], vec![0.5, 0.35, 0.2, 0.1]);
+    let run_all = |v: Vec<Setting>, base: u64| -> Vec<Outcome> {
+        v.into_iter()
+            .enumerate()
+            .map(|(i, st)| measure(cfg, st, base + i as u64))
+            .collect()
+    };
+    let cal = run_all(calib.to_vec(), 0);
+    let sig = run_all(
+        sig_grid
+            .iter()
+            .map(|&sigma| Setting {
+                sigma,
+                m: 100,
+                rho: 0.5,
+            })
+            .collect(),
+        100,
+    );
+    let mm = run_all(
+        m_grid
+            .iter()
+            .map(|&m| Setting {
+                sigma: 0.1,
+                m,
+                rho: 0.5,
+            })
+            .collect(),
+        200,
+    );
+    let rr = run_all(
+        rho_grid
+            .iter()
+            .map(|&rho| Setting {
+                sigma: 0.1,
+                m: 200,
+                rho,
+            })
+            .collect(),
+        300,
+    );
+    let val: Vec<&Outcome> = sig.iter().chain(&mm).chain(&rr).collect();
+    let pair = |o: &Outcome| (o.error, o.shape);
+    let (c, worst) = calibrate_then_validate(
+        &cal.iter().map(pair).collect::<Vec<_>>(),
+        &val.iter().map(|o| pair(o)).collect::<Vec<_>>(),
+        SAFETY,
+    );
+    let (slope, _) = loglog_fit(
+        &sig.iter().map(|o| o.st.sigma).collect::<Vec<_>>(),
+        &sig.iter().map(|o| o.error).collect::<Vec<_>>(),
+    );
+    let slopes = vec![SlopeFit {
+        parameter: "σ (final error; M = 100, ρ = 0.5)".into(),
+        slope,
+        predicted: if cfg.sabotage { 0.0 } else { 1.0 },
+        tolerance: SLOPE_TOL,
+    }];
+    let passed = worst <= c && slopes.iter().all(SlopeFit::ok);
+    let row = |o: &Outcome| {
+        format!(
+            "(σ={}, M={}, ρ={:.2}): error {:.3e}, ν = {:.3e}, κ = {:.3}, T' = {}, ratio {:.3e} ({:.2} s)",
+            o.st.sigma, o.st.m, o.st.rho, o.error, o.nu, o.kappa, o.rounds, o.error / o.shape, o.secs
+        )
+    };
+    let all: Vec<&Outcome> = cal.iter().chain(val.iter().copied()).collect();
+    let xs: Vec<f64> = all.iter().map(|o| o.shape).collect();
+    let (x0, x1) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(0.0, f64::max),
+    );
+    let pts = |v: &[Outcome]| v.iter().map(|o| (o.shape, o.error)).collect::<Vec<_>>();
+    CheckRecord {
+        name: "theorem3_final_error".into(),
+        claim: "two-phase final error d(θ̂, θ*) ≤ C (σκ/ρ) ν log(e/ν) with one C across σ, M, ρ; ∝ σ".into(),
+        source: "SXY22 Theorem 3, eq. 18 (ν: eq. 10)".into(),
+        statistic: worst,
+        bound: c,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = {K}, d = {D}, Δ = {DELTA}, Σ = I, n_i = {SAMPLES}, cluster 0 = first ρM clients; two-phase: practical Phase 1 (T = {PHASE1_ITERATIONS}, n_H = ⌈log N / p_min⌉), Phase 2 FedAvg s = {LOCAL_STEPS}, γ = {ETA_GAMMA}, T' = ⌈{ROUNDS_FACTOR} κ/(sηρ) ln(Δ/ν)⌉; seeds child(seed, 28, ·)"),
+            format!("ν (eq. 10) with stated c_e = {NU_C_PE}, C_ν = {NU_C_VC}"),
+            format!("C = max calibration ratio × {SAFETY} = {c:.4e}; worst validation ratio {worst:.4e}"),
+            format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation σ-sweep: {}", sig.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation M-sweep: {}", mm.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation ρ-sweep: {}", rr.iter().map(row).collect::<Vec<_>>().join("; ")),
+            if cfg.sabotage { "SABOTAGED: σ dropped from the bound".into() } else { "bound (σκ/ρ) ν log(e/ν)".into() },
+        ],
+        figure: Some(Figure {
+            title: "Theorem 3: final error vs (σκ/ρ) ν log(e/ν)".into(),
+            x_label: "(σκ/ρ) ν log(e/ν)".into(),
+            y_label: "d(θ̂, θ*)".into(),
+            log_x: true,
+            log_y: true,
+            series: vec![
+                Series { label: "σ-sweep".into(), points: pts(&sig), line: false },
+                Series { label: "M-sweep".into(), points: pts(&mm), line: false },
+                Series { label: "ρ-sweep".into(), points: pts(&rr), line: false },
+                Series { label: "calibration".into(), points: pts(&cal), line: false },
+                Series { label: format!("C × bound, C = {c:.3e}"), points: vec![(x0, c * x0), (x1, c * x1)], line: true },
+            ],
+        }),
+    }
+}
