@@ -13,7 +13,10 @@ const GOLDEN_RTOL: f64 = 1e-12;
 
 fn close(a: &[f64], b: &[f64]) -> bool {
     let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= GOLDEN_RTOL * scale)
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= GOLDEN_RTOL * scale)
 }
 
 #[test]
@@ -23,7 +26,8 @@ fn every_algorithm_reproduces_its_golden_vectors() {
     let fed = &ds.train;
     let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(fed.d())]).unwrap();
     let theta0 = DMatrix::from_vec(fed.d(), 3, t0);
-    let cases: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(root.join("cases.json")).unwrap()).unwrap();
+    let cases: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("cases.json")).unwrap()).unwrap();
     assert!(cases.len() >= 15);
     for case in &cases {
         let name = case["name"].as_str().unwrap();
@@ -32,19 +36,47 @@ fn every_algorithm_reproduces_its_golden_vectors() {
         let init = case["init"].as_bool().unwrap().then(|| theta0.clone());
         let alg = by_name(case["algorithm"].as_str().unwrap(), &cfg, init, Some(0.3)).unwrap();
         let mut rec = Recorder::new(true);
-        let out = alg.run(fed, case["seed"].as_u64().unwrap(), &mut rec).unwrap();
+        let out = alg
+            .run(fed, case["seed"].as_u64().unwrap(), &mut rec)
+            .unwrap();
         let dir = root.join(name);
-        let (shape, want) = read_f64(&dir.join("iterates.npy"), &[None, None, Some(fed.d())]).unwrap();
+        let (shape, want) =
+            read_f64(&dir.join("iterates.npy"), &[None, None, Some(fed.d())]).unwrap();
         assert_eq!(shape[0], rec.iterates.len(), "{name}: rounds");
-        for (t, (m, w)) in rec.iterates.iter().zip(want.chunks_exact(shape[1] * shape[2])).enumerate() {
-            assert!(close(w, m.as_slice()), "{name}: round {} differs from the golden iterate", t + 1);
+        for (t, (m, w)) in rec
+            .iterates
+            .iter()
+            .zip(want.chunks_exact(shape[1] * shape[2]))
+            .enumerate()
+        {
+            assert!(
+                close(w, m.as_slice()),
+                "{name}: round {} differs from the golden iterate",
+                t + 1
+            );
         }
-        let (_, want_labels) = read_i64(&dir.join("iterate_labels.npy"), &[Some(rec.labels.len()), None]).unwrap();
-        let got: Vec<i64> = rec.labels.iter().flat_map(|l| l.iter().map(|&x| x as i64)).collect();
+        let (_, want_labels) = read_i64(
+            &dir.join("iterate_labels.npy"),
+            &[Some(rec.labels.len()), None],
+        )
+        .unwrap();
+        let got: Vec<i64> = rec
+            .labels
+            .iter()
+            .flat_map(|l| l.iter().map(|&x| x as i64))
+            .collect();
         assert_eq!(got, want_labels, "{name}: per-round labels");
-        let (_, th) = read_f64(&dir.join("theta_hat.npy"), &[Some(out.theta_hat.ncols()), Some(fed.d())]).unwrap();
+        let (_, th) = read_f64(
+            &dir.join("theta_hat.npy"),
+            &[Some(out.theta_hat.ncols()), Some(fed.d())],
+        )
+        .unwrap();
         assert!(close(&th, out.theta_hat.as_slice()), "{name}: final models");
         let (_, l) = read_i64(&dir.join("labels.npy"), &[Some(fed.num_clients())]).unwrap();
-        assert_eq!(l, out.labels.iter().map(|&x| x as i64).collect::<Vec<_>>(), "{name}: final labels");
+        assert_eq!(
+            l,
+            out.labels.iter().map(|&x| x as i64).collect::<Vec<_>>(),
+            "{name}: final labels"
+        );
     }
 }
