@@ -145,6 +145,29 @@ pub fn client_gradient(fed: &Federation, i: usize, theta: &DVector<f64>) -> DVec
     g
 }
 
+/// Client `i`'s cluster choice `ĵ = argmin_j F_i(θ_j)` (eq. 8, ties → lowest `j`) and
+/// `∇F_i(θ_ĵ)`, from one pass over its data: the predictions `φ_iΘ` for all models give the
+/// losses, and the chosen model's residual is reused for the gradient `φ_iᵀ r / n_i` (while the
+/// client's block is still in cache). Same values as [`assign_clusters`] + [`client_gradient`]
+/// up to rounding.
+pub fn choice_and_gradient(
+    fed: &Federation,
+    i: usize,
+    theta: &DMatrix<f64>,
+) -> (usize, DVector<f64>) {
+    let x = fed.x(i);
+    let y = fed.y(i);
+    let mut pred = x.tr_mul(theta); // n_i × k
+    for mut col in pred.column_iter_mut() {
+        col -= &y;
+    }
+    let losses: Vec<f64> = pred.column_iter().map(|r| r.norm_squared()).collect();
+    let j = argmin(&losses);
+    let mut g = x * pred.column(j);
+    g /= fed.n(i) as f64;
+    (j, g)
+}
+
 /// Client `i`'s model update `Δθ_i = LocalUpdate_i(θ) − θ` ([`local_update`]).
 pub fn client_update(
     fed: &Federation,
@@ -307,6 +330,20 @@ mod tests {
                     foc.amax()
                 );
             }
+        }
+    }
+
+    /// The fused one-pass choice + gradient equals eq. 8's choice and `∇F_i` at that model.
+    #[test]
+    fn fused_choice_and_gradient_matches_the_separate_passes() {
+        let fed = small();
+        let theta = DMatrix::from_fn(6, 3, |r, c| ((r * 3 + c) as f64 * 0.7).sin());
+        let labels = assign_clusters(&fed, &theta);
+        for (i, &z) in labels.iter().enumerate() {
+            let (j, g) = choice_and_gradient(&fed, i, &theta);
+            assert_eq!(j, z);
+            let reference = client_gradient(&fed, i, &theta.column(z).clone_owned());
+            assert!((g - &reference).amax() <= 1e-14 * reference.amax().max(1.0));
         }
     }
 

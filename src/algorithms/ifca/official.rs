@@ -2,8 +2,8 @@
 //! authors' released synthetic code (`synthetic/train_cluster.py`, `run_p2_*.py`,
 //! `run_p4_*.py`) reproduced quirk by quirk, each documented where it is implemented.
 
-use super::algorithm::{bernoulli_init, check_config, gradient_step, round_comm};
-use crate::algorithms::fedx_clustering::assign_clusters;
+use super::algorithm::{bernoulli_init, check_config, round_comm};
+use crate::algorithms::fedx_clustering::{assign_clusters, choice_and_gradient};
 use crate::algorithms::two_phase::RunConfig;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -114,19 +114,31 @@ pub fn min_dist(theta: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> f64 {
 /// picks `argmin_j MSE_i(θ_j)` (the same choice as `argmin_j F_i`), and
 /// `θ_j ← θ_j − (lr/m) Σ_{i: ĵ_i = j} ∇MSE_i(θ_j)` with `∇MSE_i = 2∇F_i` (torch `MSELoss` is the
 /// mean squared error, without the ½) and `m` = all machines (`gradient_update` divides by
-/// `len(grads)` = m, not by the cluster size).
+/// `len(grads)` = m, not by the cluster size). Each machine's choice and gradient come from one
+/// pass over its data ([`choice_and_gradient`]): the iteration is memory-bound at d = 1000.
 pub fn official_step(
     fed: &Federation,
     theta: &DMatrix<f64>,
     lr: f64,
 ) -> (DMatrix<f64>, Vec<usize>) {
     let m = fed.num_clients();
-    let labels = assign_clusters(fed, theta);
-    let all: Vec<usize> = (0..m).collect();
-    (
-        gradient_step(fed, theta, &all, &labels, lr, m as f64, 2.0),
-        labels,
-    )
+    let k = theta.ncols();
+    let mut sums = DMatrix::zeros(theta.nrows(), k);
+    let mut chosen = vec![false; k];
+    let labels: Vec<usize> = (0..m)
+        .map(|i| {
+            let (j, g) = choice_and_gradient(fed, i, theta);
+            sums.column_mut(j).axpy(1.0, &g, 1.0);
+            chosen[j] = true;
+            j
+        })
+        .collect();
+    let mut next = theta.clone();
+    let factor = lr * 2.0 / m as f64;
+    for j in (0..k).filter(|&j| chosen[j]) {
+        next.column_mut(j).axpy(-factor, &sums.column(j), 1.0);
+    }
+    (next, labels)
 }
 
 /// Result of one official run.
