@@ -4,6 +4,7 @@
 
 use fedmix::algorithms::cfl::{Cfl, Split};
 use fedmix::algorithms::fedavg::FedAvg;
+use fedmix::algorithms::fedx_clustering::LocalSolver;
 use fedmix::algorithms::ifca::{Ifca, IfcaOfficial, IfcaOption};
 use fedmix::algorithms::local::Local;
 use fedmix::algorithms::one_shot::OneShot;
@@ -79,7 +80,27 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             threads: None,
         }),
         Box::new(FedAvg { cfg: cfg() }),
+        Box::new(FedAvg {
+            cfg: RunConfig {
+                local_solver: LocalSolver::Fedprox,
+                participation: 0.3,
+                ..cfg()
+            },
+        }),
+        Box::new(Ifca {
+            cfg: RunConfig {
+                local_solver: LocalSolver::Fedprox,
+                ..cfg()
+            },
+            init: None,
+        }),
         Box::new(Local { cfg: cfg() }),
+        Box::new(Local {
+            cfg: RunConfig {
+                local_ridge: 0.1,
+                ..cfg()
+            },
+        }),
         Box::new(OneShot { cfg: cfg() }),
         Box::new(OracleLabels { cfg: cfg() }),
         Box::new(SrFca {
@@ -97,6 +118,12 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             },
         }),
         Box::new(Cfl { cfg: cfg() }),
+        Box::new(Cfl {
+            cfg: RunConfig {
+                local_solver: LocalSolver::Fedprox,
+                ..cfg()
+            },
+        }),
     ]
 }
 
@@ -183,6 +210,17 @@ fn client_order_does_not_matter() {
             },
         }),
         Box::new(Cfl { cfg: cfg() }),
+        Box::new(IfcaOfficial {
+            cfg: RunConfig {
+                k: Some(3),
+                ifca_official_inits: 2,
+                ifca_official_iterations: 30,
+                ifca_official_lrs: Some(vec![0.1]),
+                ..cfg()
+            },
+            data_sigma: Some(0.1),
+            threads: None,
+        }),
     ];
     for alg in algs {
         let a = alg.run(&fed, 3, &mut Recorder::quiet()).unwrap();

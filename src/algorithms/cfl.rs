@@ -23,8 +23,9 @@
 //! aggregates its own members' updates from that round; a child keeps its position in the
 //! cluster list (first the child holding the parent's smallest client id, then the other);
 //! similarity ties are ordered by client positions; a zero update has similarity 0 with all
-//! others (their `1e-10` guard). Defaults `ε₁ = 0.02`, `ε₂ = 0.1` suit `sxy-balanced` with the
-//! default step (`γ = 1/4`, `s = 5`); they are absolute and scale with `η s ‖θ‖`.
+//! others (their `1e-10` guard). Defaults `ε₁ = 0.02`, `ε₂ = 0.1` are absolute (they scale with
+//! `η s ‖θ‖`); measured with the default step (`γ = 0.8`, `s = 5`) on `sxy-balanced` seed 1:
+//! splits at rounds 21 and 27, three clusters, no client misclustered.
 
 use super::fedx_clustering::{client_update, prox_factors, LocalSolver, Phase2Params, ProxFactor};
 use super::two_phase::RunConfig;
