@@ -75,8 +75,13 @@ pub fn cosine_similarities(updates: &DMatrix<f64>) -> DMatrix<f64> {
 
 /// Algorithm 1 (optimal bipartition) on a `J × J` similarity matrix, `J ≥ 2`: returns the two
 /// groups of **positions** `0..J` (each sorted; the first holds position 0) and `α_max^cross`.
+/// With fewer than two positions there is nothing to split: all positions go to the first
+/// group and `α_max^cross = −∞`.
 pub fn optimal_bipartition(sim: &DMatrix<f64>) -> (Vec<usize>, Vec<usize>, f64) {
     let j = sim.nrows();
+    if j < 2 {
+        return ((0..j).collect(), Vec::new(), f64::NEG_INFINITY);
+    }
     let mut pairs: Vec<(usize, usize)> = (0..j)
         .flat_map(|a| (a + 1..j).map(move |b| (a, b)))
         .collect();

@@ -418,143 +418,76 @@ impl SrFca {
         let (m, d) = (fed.num_clients(), fed.d());
         let w = one_shot_models(fed, &p)?;
         let (dmat, client_losses) = pairwise(fed, &w, p.dist);
+        let local = Locals {
+            w: &w,
+            losses: client_losses.as_ref(),
+        };
         let lambda = threshold(&dmat, p.lambda, p.lambda_quantile).unwrap_or(f64::INFINITY);
         let mut clusters: Vec<Vec<usize>> = components(m, |a, b| dmat[(a, b)] <= lambda)
             .into_iter()
             .filter(|c| c.len() >= p.size)
             .collect();
-        let none_formed = |stage: String, clusters: &[Vec<usize>]| -> Result<()> {
-            if clusters.is_empty() {
-                Err(FedmixError::NoClustersFormed {
-                    algorithm: "SR-FCA".into(),
-                    stage,
-                    detail: format!("every component has fewer than t = {} clients at λ = {lambda:.6e}; raise srfca_lambda (or srfca_lambda_quantile) or lower srfca_size", p.size),
-                })
-            } else {
-                Ok(())
-            }
-        };
-        none_formed("ONE_SHOT".into(), &clusters)?;
+        no_cluster_error(&clusters, "ONE_SHOT", p.size, lambda)?;
         let mut one_shot_comm = Comm::broadcast_and_upload(m as u64, d as u64, d as u64);
         if p.dist == SrfcaDist::CrossLoss {
-            one_shot_comm = one_shot_comm.merge(Comm::broadcast_and_upload(
-                m as u64,
-                (m * d) as u64,
-                m as u64,
-            ));
+            let all_models = Comm::broadcast_and_upload(m as u64, (m * d) as u64, m as u64);
+            one_shot_comm = one_shot_comm.merge(all_models);
         }
+        // The ONE_SHOT row reports each cluster's mean local model (there is no cluster model yet).
         let centroids = DMatrix::from_fn(d, clusters.len(), |r, c| {
             clusters[c].iter().map(|&i| w[(r, i)]).sum::<f64>() / clusters[c].len() as f64
         });
-        rec.model_round(
-            fed,
-            Phase::Phase1,
-            &centroids,
-            Some(&labels_of(m, &clusters)),
-            one_shot_comm,
-        );
-        let assigned = |cl: &[Vec<usize>]| cl.iter().map(|c| c.len()).sum::<usize>();
+        let labels = labels_of(m, &clusters);
+        rec.model_round(fed, Phase::Phase1, &centroids, Some(&labels), one_shot_comm);
         let mut report = SrfcaReport {
             lambda,
             lambda_from_quantile: p.lambda.is_none(),
             clusters_per_stage: vec![clusters.len()],
-            unassigned_per_stage: vec![m - assigned(&clusters)],
+            unassigned_per_stage: vec![unassigned_count(m, &clusters)],
             unassigned_ids: Vec::new(),
         };
         let mut omega = centroids;
         for step in 1..=p.refine_steps {
             let trained = trimmed_mean_gd(fed, &clusters, &p, rec)?;
-            // RECLUSTER (Algorithm 2): every client to its nearest cluster model.
             let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &trained));
-            let dist_to = |i: usize, c: usize| -> f64 {
-                match (&lw, &client_losses) {
-                    (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, &clusters[c], i)),
-                    _ => (w.column(i) - trained.column(c)).norm(),
-                }
-            };
-            let mut members: Vec<Vec<usize>> = vec![Vec::new(); clusters.len()];
-            for i in 0..m {
-                let dists: Vec<f64> = (0..clusters.len()).map(|c| dist_to(i, c)).collect();
-                members[argmin(&dists)].push(i);
-            }
-            let kept: Vec<usize> = (0..members.len())
-                .filter(|&c| !members[c].is_empty())
-                .collect();
-            // MERGE (Algorithm 4).
-            let cdist = |a: usize, b: usize| -> f64 {
-                let (ca, cb) = (kept[a], kept[b]);
-                match &lw {
-                    Some(lw) => {
-                        0.5 * (mean_loss(lw, &members[ca], cb) + mean_loss(lw, &members[cb], ca))
-                    }
-                    None => (trained.column(ca) - trained.column(cb)).norm(),
-                }
-            };
-            let groups: Vec<Vec<usize>> = components(kept.len(), |a, b| cdist(a, b) <= lambda)
-                .into_iter()
-                .filter(|g| g.iter().map(|&a| members[kept[a]].len()).sum::<usize>() >= p.size)
-                .collect();
-            // Each kept component becomes one cluster: its clients, and the plain average of its
-            // clusters' models; numbered by smallest client.
-            let mut merged: Vec<(Vec<usize>, DVector<f64>)> = groups
-                .iter()
-                .map(|g| {
-                    let mut all: Vec<usize> = g
-                        .iter()
-                        .flat_map(|&a| members[kept[a]].iter().copied())
-                        .collect();
-                    all.sort_unstable();
-                    let mut model = DVector::zeros(d);
-                    g.iter().for_each(|&a| model += trained.column(kept[a]));
-                    (all, model / g.len() as f64)
-                })
-                .collect();
-            merged.sort_by_key(|(c, _)| c[0]);
-            omega = DMatrix::zeros(d, merged.len());
-            merged
-                .iter()
-                .enumerate()
-                .for_each(|(c, (_, model))| omega.set_column(c, model));
-            let next: Vec<Vec<usize>> = merged.into_iter().map(|(c, _)| c).collect();
-            clusters = next;
-            none_formed(format!("MERGE of REFINE step {step}"), &clusters)?;
-            let recluster_comm = match p.dist {
+            let members = recluster(&local, lw.as_ref(), &trained, &clusters);
+            let (next, models) = merge(&members, &trained, lw.as_ref(), lambda, p.size);
+            no_cluster_error(
+                &next,
+                &format!("MERGE of REFINE step {step}"),
+                p.size,
+                lambda,
+            )?;
+            let comm = match p.dist {
                 SrfcaDist::L2 => Comm::default(),
-                SrfcaDist::CrossLoss => Comm::broadcast_and_upload(
-                    m as u64,
-                    (trained.ncols() * d) as u64,
-                    trained.ncols() as u64,
-                ),
+                SrfcaDist::CrossLoss => {
+                    let k = trained.ncols() as u64;
+                    Comm::broadcast_and_upload(m as u64, k * d as u64, k)
+                }
             };
             rec.model_round(
                 fed,
                 Phase::Phase2,
-                &omega,
-                Some(&labels_of(m, &clusters)),
-                recluster_comm,
+                &models,
+                Some(&labels_of(m, &next)),
+                comm,
             );
+            clusters = next;
+            omega = models;
             report.clusters_per_stage.push(clusters.len());
-            report.unassigned_per_stage.push(m - assigned(&clusters));
+            report
+                .unassigned_per_stage
+                .push(unassigned_count(m, &clusters));
         }
-        let mut labels = labels_of(m, &clusters);
+        let labels = labels_of(m, &clusters);
         report.unassigned_ids = (0..m).filter(|&i| labels[i] == UNASSIGNED).collect();
-        if !report.unassigned_ids.is_empty() {
-            let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
-            for &i in &report.unassigned_ids {
-                let dists: Vec<f64> = (0..clusters.len())
-                    .map(|c| match (&lw, &client_losses) {
-                        (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, &clusters[c], i)),
-                        _ => (w.column(i) - omega.column(c)).norm(),
-                    })
-                    .collect();
-                labels[i] = argmin(&dists);
-            }
-        }
-        let mut extra = serde_json::Map::new();
+        let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
+        let served = serve(&local, lw.as_ref(), &omega, &clusters, labels);
         let strict = fed.labels().and_then(|truth| {
             let est = crate::run::as_options(&labels_of(m, &clusters));
             metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
         });
+        let mut extra = serde_json::Map::new();
         extra.insert(
             "sr_fca".into(),
             json!({
@@ -566,16 +499,140 @@ impl SrFca {
                 "output_labels": "unassigned clients are served the model minimising dist",
             }),
         );
-        Ok((
-            RunOutput {
-                theta_hat: omega,
-                labels,
-                termination: Termination::Completed,
-                extra,
-            },
-            report,
-        ))
+        let out = RunOutput {
+            theta_hat: omega,
+            labels: served,
+            termination: Termination::Completed,
+            extra,
+        };
+        Ok((out, report))
     }
+}
+
+/// The clients' ONE_SHOT models and, for the cross-loss, `F_j(w_i)` at `(j, i)`.
+struct Locals<'a> {
+    w: &'a DMatrix<f64>,
+    losses: Option<&'a DMatrix<f64>>,
+}
+
+impl Locals<'_> {
+    /// `dist(w_i, ω_c)`: `‖w_i − ω_c‖`, or `½(f_i(ω_c) + f_c(w_i))` with `f_c` the mean loss of
+    /// `members` (`lw[(i, c)] = F_i(ω_c)`).
+    fn to_model(
+        &self,
+        lw: Option<&DMatrix<f64>>,
+        models: &DMatrix<f64>,
+        members: &[usize],
+        i: usize,
+        c: usize,
+    ) -> f64 {
+        match (lw, self.losses) {
+            (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, members, i)),
+            _ => (self.w.column(i) - models.column(c)).norm(),
+        }
+    }
+}
+
+/// RECLUSTER (SRFCA Algorithm 2): every client to its nearest cluster model (ties → lowest);
+/// `clusters` (the clients that trained each model) define the cross-loss `f_c`. Returns the
+/// members of each model (possibly empty).
+fn recluster(
+    local: &Locals<'_>,
+    lw: Option<&DMatrix<f64>>,
+    trained: &DMatrix<f64>,
+    clusters: &[Vec<usize>],
+) -> Vec<Vec<usize>> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); clusters.len()];
+    for i in 0..local.w.ncols() {
+        let dists: Vec<f64> = (0..clusters.len())
+            .map(|c| local.to_model(lw, trained, &clusters[c], i, c))
+            .collect();
+        members[argmin(&dists)].push(i);
+    }
+    members
+}
+
+/// MERGE (SRFCA Algorithm 4) of the non-empty re-clustered clusters: link models within `λ`
+/// (`‖ω_c − ω_c'‖`, or `½(f_c(ω_c') + f_c'(ω_c))` over the members), keep components holding at
+/// least `t` clients, average each component's models. Returns the merged clusters (numbered by
+/// smallest client) and their models.
+fn merge(
+    members: &[Vec<usize>],
+    trained: &DMatrix<f64>,
+    lw: Option<&DMatrix<f64>>,
+    lambda: f64,
+    t: usize,
+) -> (Vec<Vec<usize>>, DMatrix<f64>) {
+    let kept: Vec<usize> = (0..members.len())
+        .filter(|&c| !members[c].is_empty())
+        .collect();
+    let cdist = |a: usize, b: usize| -> f64 {
+        let (ca, cb) = (kept[a], kept[b]);
+        match lw {
+            Some(lw) => 0.5 * (mean_loss(lw, &members[ca], cb) + mean_loss(lw, &members[cb], ca)),
+            None => (trained.column(ca) - trained.column(cb)).norm(),
+        }
+    };
+    let mut merged: Vec<(Vec<usize>, DVector<f64>)> =
+        components(kept.len(), |a, b| cdist(a, b) <= lambda)
+            .into_iter()
+            .filter(|g| g.iter().map(|&a| members[kept[a]].len()).sum::<usize>() >= t)
+            .map(|g| {
+                let mut all: Vec<usize> = g
+                    .iter()
+                    .flat_map(|&a| members[kept[a]].iter().copied())
+                    .collect();
+                all.sort_unstable();
+                let mut model = DVector::zeros(trained.nrows());
+                g.iter().for_each(|&a| model += trained.column(kept[a]));
+                (all, model / g.len() as f64)
+            })
+            .collect();
+    merged.sort_by_key(|(c, _)| c.first().copied());
+    let mut models = DMatrix::zeros(trained.nrows(), merged.len());
+    for (c, (_, model)) in merged.iter().enumerate() {
+        models.set_column(c, model);
+    }
+    (merged.into_iter().map(|(c, _)| c).collect(), models)
+}
+
+/// Output labels: members keep their cluster; an unassigned client is served the model
+/// minimising `dist` (the RECLUSTER rule).
+fn serve(
+    local: &Locals<'_>,
+    lw: Option<&DMatrix<f64>>,
+    models: &DMatrix<f64>,
+    clusters: &[Vec<usize>],
+    mut labels: Vec<usize>,
+) -> Vec<usize> {
+    for (i, label) in labels.iter_mut().enumerate() {
+        if *label == UNASSIGNED {
+            let dists: Vec<f64> = (0..clusters.len())
+                .map(|c| local.to_model(lw, models, &clusters[c], i, c))
+                .collect();
+            *label = argmin(&dists);
+        }
+    }
+    labels
+}
+
+fn unassigned_count(m: usize, clusters: &[Vec<usize>]) -> usize {
+    m - clusters.iter().map(|c| c.len()).sum::<usize>()
+}
+
+/// [`FedmixError::NoClustersFormed`] when `clusters` is empty.
+fn no_cluster_error(clusters: &[Vec<usize>], stage: &str, t: usize, lambda: f64) -> Result<()> {
+    if clusters.is_empty() {
+        return Err(FedmixError::NoClustersFormed {
+            algorithm: "SR-FCA".into(),
+            stage: stage.into(),
+            detail: format!(
+                "every component has fewer than t = {t} clients at λ = {lambda:.6e}; raise \
+                 srfca_lambda (or srfca_lambda_quantile) or lower srfca_size"
+            ),
+        });
+    }
+    Ok(())
 }
 
 impl Algorithm for SrFca {
