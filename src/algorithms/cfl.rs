@@ -17,7 +17,8 @@
 //!   cluster's member list before the split is stored. (The authors' notebook appends the
 //!   positions themselves, which is only right for the first split of all clients.)
 //!
-//! Decisions (from the authors' code where the paper is silent): no split before round
+//! Decisions (from the authors' code where the paper is silent; each a "Decision:" in SPEC
+//! terms): no split before round
 //! `cfl_warmup_rounds` (their `c_round > 20`); only clusters with more than two clients split
 //! (their `len(idc) > 2`); in a splitting round the split happens first and each child then
 //! aggregates its own members' updates from that round; a child keeps its position in the

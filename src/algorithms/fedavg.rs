@@ -7,8 +7,12 @@
 //! Output: `θ̂` is `d × 1` and every client's label is 0, so `K̂ = 1 < k`: the summary reports
 //! the eq. 6 distance as absent and the coverage distance `max_j ‖θ̄ − θ*_j‖` instead.
 //!
-//! Parameters: `eta`, `local_steps`, `local_solver`, `rounds`, `participation`, `init_scale`
-//! (`θ₀ ~ N(0, init_scale² I_d/d)` from `stream(seed, Init, 0)`).
+//! Parameters: `eta`, `local_steps`, `local_solver`, `rounds`, `participation`, `init_scale`.
+//!
+//! Decision: `θ₀ ~ N(0, init_scale² I_d/d)` from `stream(seed, Init, 0)`, the start of the other
+//! algorithms (the objective is convex, so the start only changes the transient). Decision:
+//! with partial participation the weights are renormalised over the round's participants,
+//! `n_i / Σ_{i'∈M_t} n_i'` (McMahan et al.'s `n_k/n` over the selected clients).
 
 use super::fedx_clustering::{aggregate_weighted, prox_factors, LocalSolver};
 use super::participation::{self, participants};

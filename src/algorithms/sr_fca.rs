@@ -18,7 +18,8 @@
 //! - `dist` (`srfca_dist`): `l2` = `‖w − w'‖`, or `cross-loss` (Definition 5.1)
 //!   `½(f_i(w_j) + f_j(w_i))`, with a cluster's loss `f_c` the mean of its clients' losses.
 //!
-//! Decisions (the paper leaves these open; the authors' code is cited where it answers):
+//! Decisions (the paper leaves these open; the authors' code is cited where it answers; each is
+//! a "Decision:" in SPEC terms):
 //! - `w₀ = 0`; `srfca_local_iterations = None` (default) takes the limit `T → ∞` of local GD
 //!   from `w₀ = 0`, the min-norm least-squares solution ([`local_models`]); `Some(T)` runs `T`
 //!   GD steps of the shared local solver with step `eta`.

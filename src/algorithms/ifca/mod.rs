@@ -24,6 +24,19 @@
 //! mode's step with learning rate `lr` is option I with full participation and `γ = 2 lr`
 //! (its loss is the mean squared error without the ½, and it divides by `m = M`).
 //!
+//! Decisions (the paper leaves these open):
+//! - Decision: the default is option II with `τ = local_steps` and Phase 2's step, so that IFCA
+//!   runs at the same `s` as the two-phase algorithm in SXY22 Fig. 1–3 ("FedAvg s = 5 for all");
+//!   option I is `ifca_option = gradient` (IFCA §6.1's linear experiments).
+//! - Decision: with partial participation the trace records every client's choice at
+//!   `θ_{t−1}` (only the participants' choices enter the update).
+//! - Decision: a restart whose iterate becomes non-finite counts as training loss `+∞` (never
+//!   chosen); if every restart diverges, the first divergence error is returned.
+//! - Decision: initial models given with `--init` are restart 0's start; restarts `1..R` stay
+//!   random (so an oracle start can be compared with random restarts in one run).
+//! - Decision: restart `r` draws its init from `stream(seed, Init, r)` and its participants from
+//!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](super::participation)).
+//!
 //! Public parameters: `ifca_option` (`gradient` | `model`, default `model`), `eta` (γ; default
 //! as Phase 2, `eta_gamma / max_i ‖φ_i‖²/n_i`), `local_steps` (τ), `local_solver`, `rounds` (T),
 //! `participation`, `restarts` (R), `ifca_init` (`gaussian` | `bernoulli`), `init_scale`, `k`;
