@@ -220,7 +220,7 @@ mod tests {
             atol: 0.0,
         };
         let ok = compare(
-            &init,
+            Some(&init),
             &[r1.clone(), r2.clone()],
             None,
             &flat,
@@ -254,8 +254,8 @@ mod tests {
             atol: 0.0,
         };
         let rep = compare(
-            &init,
-            &[r1.clone()],
+            Some(&init),
+            std::slice::from_ref(&r1),
             Some(&[vec![0, 1, 1]]),
             r1.as_slice(),
             &[1, 2, 1],
@@ -266,8 +266,8 @@ mod tests {
         assert_eq!(rep.rounds[0].label_disagreements, Some(vec![1]));
         assert!(rep.diagnosis.unwrap().contains("clients 1"));
         let wrong_shape = compare(
-            &init,
-            &[r1.clone()],
+            Some(&init),
+            std::slice::from_ref(&r1),
             None,
             r1.as_slice(),
             &[1, 1, 2],

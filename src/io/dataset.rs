@@ -180,7 +180,7 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Manifest> {
         message,
     };
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
     let version = value
         .get("format_version")
         .and_then(serde_json::Value::as_u64);

@@ -63,7 +63,7 @@ fn check_bytes(
         path: path.into(),
         message,
     };
-    let npy = npyz::NpyFile::new(&bytes[..])
+    let npy = npyz::NpyFile::new(bytes)
         .map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
     // `DType::descr` is the Python literal (`'<f8'`, quoted); compare the bare type string.
     let found_descr = match npy.dtype() {
@@ -98,7 +98,7 @@ fn check_bytes(
     let elems = shape
         .iter()
         .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
-    let payload = data_offset(&bytes).map(|off| bytes.len().saturating_sub(off) as u128);
+    let payload = data_offset(bytes).map(|off| bytes.len().saturating_sub(off) as u128);
     match (elems, payload) {
         (Some(e), Some(p)) if e * 8 == p => {}
         (Some(e), Some(p)) if e * 8 < p => {
