@@ -1,8 +1,27 @@
-//! Checks of the linear_algebra group (see the module list below). Each module: `pub fn run(cfg: &CheckConfig) -> CheckRecord`.
+//! Checks of the linear-algebra group (SPEC §4, Prop. 1 of §2.2, and the Phase 2 operator
+//! lemmas of §3.2). Each module: `pub fn run(cfg: &CheckConfig) -> CheckRecord`; shared pieces
+//! (a mixture model with known `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, sweep helpers) are in
+//! [`common`].
+//!
+//! - [`lemma5_gap_free_projection`]: Lemma 5, `3√ε` without an eigengap (exact constant).
+//! - [`lemma14_random_subspace_angle`]: Lemma 14, `P[σ_min(UᵀQ) small] ≤ Cε` (binomial tests).
+
+pub mod common;
+pub mod lemma14_random_subspace_angle;
+pub mod lemma5_gap_free_projection;
 
 use crate::Check;
 
 /// The checks of this group, in report order.
 pub fn all() -> Vec<Check> {
-    vec![]
+    vec![
+        (
+            "lemma5_gap_free_projection",
+            lemma5_gap_free_projection::run,
+        ),
+        (
+            "lemma14_random_subspace_angle",
+            lemma14_random_subspace_angle::run,
+        ),
+    ]
 }
