@@ -5,8 +5,10 @@
 //!
 //! - [`lemma5_gap_free_projection`]: Lemma 5, `3√ε` without an eigengap (exact constant).
 //! - [`lemma14_random_subspace_angle`]: Lemma 14, `P[σ_min(UᵀQ) small] ≤ Cε` (binomial tests).
+//! - [`lemma13_truncated_matrix_bernstein`]: Lemma 13, unbounded sub-exponential vectors.
 
 pub mod common;
+pub mod lemma13_truncated_matrix_bernstein;
 pub mod lemma14_random_subspace_angle;
 pub mod lemma5_gap_free_projection;
 
@@ -22,6 +24,10 @@ pub fn all() -> Vec<Check> {
         (
             "lemma14_random_subspace_angle",
             lemma14_random_subspace_angle::run,
+        ),
+        (
+            "lemma13_truncated_matrix_bernstein",
+            lemma13_truncated_matrix_bernstein::run,
         ),
     ]
 }
