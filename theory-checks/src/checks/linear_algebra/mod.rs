@@ -6,11 +6,15 @@
 //! - [`lemma5_gap_free_projection`]: Lemma 5, `3√ε` without an eigengap (exact constant).
 //! - [`lemma14_random_subspace_angle`]: Lemma 14, `P[σ_min(UᵀQ) small] ≤ Cε` (binomial tests).
 //! - [`lemma13_truncated_matrix_bernstein`]: Lemma 13, unbounded sub-exponential vectors.
+//! - [`lemma3_subspace_matrix_concentration`]: Lemma 3, `‖Y − E Y‖ ≲ (δ² + σ²)ξ₁`.
+//! - [`lemma6_anchor_matrix_concentration`]: Lemma 6, `‖A − E A‖ ≲ (‖θ* − θ‖² + σ²)ξ₂`.
 
 pub mod common;
 pub mod lemma13_truncated_matrix_bernstein;
 pub mod lemma14_random_subspace_angle;
+pub mod lemma3_subspace_matrix_concentration;
 pub mod lemma5_gap_free_projection;
+pub mod lemma6_anchor_matrix_concentration;
 
 use crate::Check;
 
@@ -28,6 +32,14 @@ pub fn all() -> Vec<Check> {
         (
             "lemma13_truncated_matrix_bernstein",
             lemma13_truncated_matrix_bernstein::run,
+        ),
+        (
+            "lemma3_subspace_matrix_concentration",
+            lemma3_subspace_matrix_concentration::run,
+        ),
+        (
+            "lemma6_anchor_matrix_concentration",
+            lemma6_anchor_matrix_concentration::run,
         ),
     ]
 }
