@@ -8,6 +8,7 @@
 //! - [`lemma13_truncated_matrix_bernstein`]: Lemma 13, unbounded sub-exponential vectors.
 //! - [`lemma3_subspace_matrix_concentration`]: Lemma 3, `‖Y − E Y‖ ≲ (δ² + σ²)ξ₁`.
 //! - [`lemma6_anchor_matrix_concentration`]: Lemma 6, `‖A − E A‖ ≲ (‖θ* − θ‖² + σ²)ξ₂`.
+//! - [`prop1_subspace_projection`]: Prop. 1, projection residual `≲ (δ² + σ²)ξ₁/p_j`.
 
 pub mod common;
 pub mod lemma13_truncated_matrix_bernstein;
@@ -15,6 +16,7 @@ pub mod lemma14_random_subspace_angle;
 pub mod lemma3_subspace_matrix_concentration;
 pub mod lemma5_gap_free_projection;
 pub mod lemma6_anchor_matrix_concentration;
+pub mod prop1_subspace_projection;
 
 use crate::Check;
 
@@ -41,5 +43,6 @@ pub fn all() -> Vec<Check> {
             "lemma6_anchor_matrix_concentration",
             lemma6_anchor_matrix_concentration::run,
         ),
+        ("prop1_subspace_projection", prop1_subspace_projection::run),
     ]
 }
