@@ -9,6 +9,8 @@
 //! - [`lemma3_subspace_matrix_concentration`]: Lemma 3, `‖Y − E Y‖ ≲ (δ² + σ²)ξ₁`.
 //! - [`lemma6_anchor_matrix_concentration`]: Lemma 6, `‖A − E A‖ ≲ (‖θ* − θ‖² + σ²)ξ₂`.
 //! - [`prop1_subspace_projection`]: Prop. 1, projection residual `≲ (δ² + σ²)ξ₁/p_j`.
+//! - [`lemma7_k_spectrum`]: Lemma 7, the spectrum of `K_j` (exact sandwich + constant).
+//! - [`lemma8_noise_term`]: Lemma 8, `‖BΛ_jζ‖² ≲ σ² s d ‖K_j‖/N`.
 
 pub mod common;
 pub mod lemma13_truncated_matrix_bernstein;
@@ -16,6 +18,8 @@ pub mod lemma14_random_subspace_angle;
 pub mod lemma3_subspace_matrix_concentration;
 pub mod lemma5_gap_free_projection;
 pub mod lemma6_anchor_matrix_concentration;
+pub mod lemma7_k_spectrum;
+pub mod lemma8_noise_term;
 pub mod prop1_subspace_projection;
 
 use crate::Check;
@@ -44,5 +48,7 @@ pub fn all() -> Vec<Check> {
             lemma6_anchor_matrix_concentration::run,
         ),
         ("prop1_subspace_projection", prop1_subspace_projection::run),
+        ("lemma7_k_spectrum", lemma7_k_spectrum::run),
+        ("lemma8_noise_term", lemma8_noise_term::run),
     ]
 }

@@ -1,0 +1,227 @@
+//! SXY22 Lemma 7 (App. E.2; SPEC §3.2): for `K_j = BΛ_jφ(x) = (1/N)φ_{I_j}ᵀP_{I_j}φ_{I_j}` (true
+//! labels; Lemma 1's operator), w.p. `≥ 1 − k e^{−d}`,
+//! `c α s N_j/(κN) ≤ λ_min(K_j) ≤ λ_max(K_j) ≤ C β s N_j/N`, given `N_j ≳ d`. Its deterministic
+//! core, from `s/κ ≤ λ(P_i) ≤ s` ([SXY21, Lemma 3]; the `p_spectrum` check), is the sandwich
+//! `(s/κ) λ_min(φ_{I_j}ᵀφ_{I_j})/N ≤ λ_min(K_j)` and `λ_max(K_j) ≤ s λ_max(φ_{I_j}ᵀφ_{I_j})/N`,
+//! checked exactly (relative rounding allowance `SANDWICH_RTOL`, relative to
+//! `s λ_max(φ_{I_j}ᵀφ_{I_j})/N`). FedProx enters with `s = 1`, `κ = 1 + γ`.
+//!
+//! Data: `k = 2` clusters, labels `i mod 2`, `n_i = 10`, `x ~ N(0, Σ_j)` with
+//! `Σ_j = diag(U[0.5, 2])`, from [`super::common::Mixture`] — so that the instance's own
+//! `α_j = λ_min(Σ_j)` and `β_j = λ_max(Σ_j)` are known (the fedmix generator keeps `Σ_j`
+//! private; normalising by the class bound 0.5 instead made the constant depend on how close the
+//! draw of `Σ_j` came to it). `K_j` from `fedmix::algorithms::lemma1::GlobalOperator::K` and
+//! `lambda_diag`; `η = γ/max_i(‖φ_i‖²/n_i)` with `γ = GAMMA`; `κ` from
+//! `fedmix::metrics::kappa_fedavg` / `kappa_fedprox`. A series (one `d`) shares its model and its
+//! clients: larger cells extend smaller ones.
+//!
+//! Constant: the ratio `r = λ_min(K_j) κN/(s N_j α_j)` must stay above one constant `c > 0`:
+//! `c` = the smallest ratio on the calibration series (`d = 6`) divided by the safety factor
+//! `SAFETY`; every validation ratio (`d ∈ {4, 12}`, `N_j/d` over more than two orders of
+//! magnitude, FedAvg `s ∈ {1, 5, 20}` and FedProx, both clusters) must be `≥ c`. Regime:
+//! `N_j ≥ 5d`. Slope: the smallest `λ_min(K_j)·κN/(sα_j)` of a validation cell against `N_j`,
+//! over `N_j ≥ 20d` (where `λ_min(φ_{I_j}ᵀφ_{I_j})/N_j ≈ α_j(1 − √(d/N_j))²` rises from ≈ 0.6α_j
+//! to its limit: effective exponent ≈ 1.1), predicted `1 ± SLOPE_TOL`.
+//!
+//! Statistic: the smallest validation ratio `r`, printed next to `c` (passes when `≥`); the
+//! sandwich's largest relative violation is in the details and must be `≤ SANDWICH_RTOL`.
+//!
+//! Sabotage: the sandwich's lower end uses `1/κ` for `κ`, i.e. `sκ λ_min(φᵀφ)/N ≤ λ_min(K_j)`.
+//! This provably fails whenever `κ > 1` (FedAvg with `s ≥ 2`, FedProx): `P ⪯ sI` gives
+//! `λ_min(K_j) ≤ s λ_min(φ_{I_j}ᵀφ_{I_j})/N < sκ λ_min(φ_{I_j}ᵀφ_{I_j})/N`.
+
+use super::common::{line, markers, slope_fit, Mixture};
+use crate::framework::{calibrate_then_validate, CheckConfig, CheckRecord, Figure};
+use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
+use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
+use fedmix::federation::Federation;
+use fedmix::metrics::{gamma, kappa_fedavg, kappa_fedprox};
+use fedmix::rng::child_seed;
+use nalgebra::{DMatrix, SymmetricEigen};
+
+/// Relative rounding allowance of the deterministic sandwich.
+const SANDWICH_RTOL: f64 = 1e-12;
+/// Safety factor applied to the calibrated lower constant (`c = min ratio / SAFETY`).
+const SAFETY: f64 = 2.0;
+/// `γ = η max_i ‖φ_i‖²/n_i` of every run.
+const GAMMA: f64 = 0.5;
+/// Tolerance of the slope in `N_j` (predicted 1).
+const SLOPE_TOL: f64 = 0.15;
+/// Smallest `N_j/d` of the slope fit.
+const SLOPE_MIN_RATIO: usize = 20;
+/// Range of the diagonal entries of `Σ_j`.
+const COV_RANGE: (f64, f64) = (0.5, 2.0);
+/// Samples per client.
+const N_I: usize = 10;
+/// Solver configurations `(solver, s)`.
+const CONFIGS: [(LocalSolver, usize); 4] = [
+    (LocalSolver::Fedavg, 1),
+    (LocalSolver::Fedavg, 5),
+    (LocalSolver::Fedavg, 20),
+    (LocalSolver::Fedprox, 1),
+];
+/// Seed tag of this check.
+const SEED_TAG: u64 = 7_000;
+
+/// `(λ_min, λ_max)` of a symmetric matrix (symmetrised against rounding).
+fn extremes(a: &DMatrix<f64>) -> (f64, f64) {
+    let e = SymmetricEigen::new((a + a.transpose()) * 0.5).eigenvalues;
+    (e.min(), e.max())
+}
+
+/// One measurement of a (configuration, cluster).
+struct Measure {
+    /// `λ_min(K_j) κN/(s N_j α_j)`.
+    ratio: f64,
+    /// `λ_min(K_j) κN/(s α_j)` (the figure's y).
+    lower: f64,
+    /// `λ_max(K_j) N/(s N_j β_j)` (the upper constant).
+    upper: f64,
+    /// Relative violation of the sandwich.
+    violation: f64,
+}
+
+fn measure(fed: &Federation, mix: &Mixture, sabotage: bool) -> Vec<Measure> {
+    let labels = fed.labels().expect("labelled").to_vec();
+    let n = fed.total_samples() as f64;
+    let (g1, _) = gamma(fed, 1.0);
+    let mut out = Vec::new();
+    for (solver, s) in CONFIGS {
+        let p = Phase2Params {
+            eta: GAMMA / g1,
+            local_steps: s,
+            local_solver: solver,
+            rounds: 1,
+        };
+        let kappa = match solver {
+            LocalSolver::Fedavg => kappa_fedavg(GAMMA, s),
+            LocalSolver::Fedprox => kappa_fedprox(GAMMA),
+        };
+        let op = GlobalOperator::new(fed, &p).expect("finite data");
+        let s = s as f64;
+        for j in 0..2 {
+            let (kmin, kmax) = extremes(&op.K(&lambda_diag(fed, &labels, j)));
+            let clients: Vec<usize> = (0..fed.num_clients()).filter(|&i| labels[i] == j).collect();
+            let gram = clients
+                .iter()
+                .fold(DMatrix::zeros(fed.d(), fed.d()), |acc, &i| {
+                    acc + fed.x(i) * fed.x(i).transpose()
+                });
+            let (gmin, gmax) = extremes(&gram);
+            let nj = clients.iter().map(|&i| fed.n(i)).sum::<usize>() as f64;
+            let lower_factor = if sabotage { s * kappa } else { s / kappa };
+            let scale = s * gmax / n;
+            let violation =
+                ((lower_factor * gmin / n - kmin).max(kmax - s * gmax / n)).max(0.0) / scale;
+            let cov = mix.cov.column(j);
+            let (alpha_j, beta_j) = (cov.min(), cov.max());
+            out.push(Measure {
+                ratio: kmin * kappa * n / (s * nj * alpha_j),
+                lower: kmin * kappa * n / (s * alpha_j),
+                upper: kmax * n / (s * nj * beta_j),
+                violation,
+            });
+        }
+    }
+    out
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    // (d, N_j/d) series.
+    let cal: Vec<(usize, Vec<usize>)> = vec![(
+        6,
+        cfg.pick(vec![5, 20, 200, 2000], vec![5, 10, 20, 200, 2000, 5000]),
+    )];
+    let val: Vec<(usize, Vec<usize>)> = cfg.pick(
+        vec![(4, vec![10, 30, 300, 3000]), (12, vec![5, 20, 200, 2000])],
+        vec![
+            (4, vec![5, 10, 30, 300, 3000, 10000]),
+            (12, vec![5, 20, 200, 2000]),
+            (32, vec![5, 20, 200, 1000]),
+        ],
+    );
+    let mut cal_pts = Vec::new();
+    let mut val_pts = Vec::new();
+    let (mut worst_viol, mut upper_const) = (0.0f64, 0.0f64);
+    let mut series = Vec::new();
+    let mut slopes = Vec::new();
+    let mut bound_line = Vec::new();
+    let mut series_id = 0u64;
+    for (is_cal, grid) in [(true, &cal), (false, &val)] {
+        for (d, ratios) in grid.iter() {
+            let seed = child_seed(cfg.seed, SEED_TAG + series_id);
+            series_id += 1;
+            let mix = Mixture::draw(*d, &[0.5, 0.5], 1.0, COV_RANGE, 0.1, seed);
+            let mut obs = Vec::new();
+            let mut slope_pts = Vec::new();
+            for &ratio in ratios {
+                let clients = 2 * (d * ratio).div_ceil(N_I);
+                let labels = (0..clients).map(|i| i % 2).collect();
+                let fed = mix.federation(&vec![N_I; clients], Some(labels), seed, 0);
+                let nj = (clients / 2 * N_I) as f64;
+                let m = measure(&fed, &mix, cfg.sabotage);
+                for x in &m {
+                    worst_viol = worst_viol.max(x.violation);
+                    upper_const = upper_const.max(x.upper);
+                    // calibrate_then_validate bounds statistic/shape: pass (1, r), so 1/r ≤ 1/c.
+                    if is_cal {
+                        cal_pts.push((1.0, x.ratio));
+                    } else {
+                        val_pts.push((1.0, x.ratio));
+                    }
+                    obs.push((nj, x.lower));
+                }
+                if !is_cal && ratio >= SLOPE_MIN_RATIO {
+                    let min_lower = m.iter().map(|x| x.lower).fold(f64::INFINITY, f64::min);
+                    slope_pts.push((nj, min_lower));
+                }
+                bound_line.push(nj);
+            }
+            let label = format!("d = {d}{}", if is_cal { " (calibration)" } else { "" });
+            series.push(markers(format!("λ_min(K_j)·κN/(sα_j), {label}"), obs));
+            if !is_cal {
+                slopes.push(slope_fit(
+                    &format!("N_j (d = {d}, N_j ≥ {SLOPE_MIN_RATIO}d)"),
+                    &slope_pts,
+                    1.0,
+                    SLOPE_TOL,
+                ));
+            }
+        }
+    }
+    let (inv_c, inv_worst) = calibrate_then_validate(&cal_pts, &val_pts, SAFETY);
+    let (c, worst_ratio) = (1.0 / inv_c, 1.0 / inv_worst);
+    series.push(line(
+        format!("c·N_j, c = {c:.3}"),
+        bound_line.iter().map(|&x| (x, c * x)).collect(),
+    ));
+    let sandwich_ok = worst_viol <= SANDWICH_RTOL;
+    let passed = sandwich_ok && worst_ratio >= c && slopes.iter().all(|s| s.ok());
+    CheckRecord {
+        name: "lemma7_k_spectrum".into(),
+        claim: "(s/κ)λ_min(φ_Iᵀφ_I)/N ≤ λ_min(K_j) ≤ λ_max(K_j) ≤ sλ_max(φ_Iᵀφ_I)/N exactly, and λ_min(K_j) ≥ c α s N_j/(κN) with one c".into(),
+        source: "SXY22 Lemma 7 (App. E.2)".into(),
+        statistic: worst_ratio,
+        bound: c,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = 2, labels i mod 2, n_i = {N_I}, Σ_j = diag(U[{}, {}]) (α_j, β_j the instance's own extremes), σ = 0.1; γ = {GAMMA}; FedAvg s ∈ {{1, 5, 20}} and FedProx (s = 1, κ = 1 + γ); both clusters; series s seeded by child_seed(seed, {SEED_TAG} + s), clients nested along a series", COV_RANGE.0, COV_RANGE.1),
+            format!("calibration (d, N_j/d): {cal:?}; validation: {val:?}"),
+            format!("sandwich{}: largest relative violation {worst_viol:.3e} (allowance {SANDWICH_RTOL:e}) — {}", if cfg.sabotage { " (SABOTAGED: 1/κ for κ)" } else { "" }, if sandwich_ok { "holds" } else { "VIOLATED" }),
+            format!("statistic = smallest validation ratio λ_min(K_j)κN/(sN_jα_j) = {worst_ratio:.4}; passes when ≥ c = (smallest calibration ratio)/{SAFETY} = {c:.4}"),
+            format!("upper end: largest λ_max(K_j)N/(sN_jβ_j) = {upper_const:.4} (the lemma's C, not tested)"),
+            format!("slope of min λ_min(K_j)·κN/(sα_j) in N_j over N_j ≥ {SLOPE_MIN_RATIO}d, predicted 1 ± {SLOPE_TOL}"),
+        ],
+        figure: Some(Figure {
+            title: "Lemma 7: λ_min(K_j)·κN/(sα_j) vs N_j".into(),
+            x_label: "N_j".into(),
+            y_label: "λ_min(K_j) κN / (s α_j)".into(),
+            log_x: true,
+            log_y: true,
+            series,
+        }),
+    }
+}
