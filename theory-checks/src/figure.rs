@@ -76,6 +76,8 @@ macro_rules! draw_chart {
             .x_desc($fig.x_label.as_str())
             .y_desc($fig.y_label.as_str())
             .label_style(("sans-serif", 12))
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, s) in $fig.series.iter().enumerate() {
@@ -118,6 +120,24 @@ macro_rules! draw_chart {
             .draw()
             .map_err(|e| e.to_string())?;
     }};
+}
+
+/// A short tick label: up to 4 significant digits, scientific outside [1e−3, 1e4).
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e4).contains(&a) {
+        format!("{v:.1e}")
+    } else {
+        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    }
 }
 
 /// Render `fig` as an SVG file at `path`.
