@@ -499,3 +499,25 @@ fn overwriting_removes_stale_optional_files() {
     assert!(read_dataset(&dir).unwrap().test.is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Fuzzing finding (npy target): a header made of nested `[` made the header parser take
+/// exponential time. It is now rejected up front, quickly.
+#[test]
+fn nested_bracket_header_is_rejected_quickly() {
+    let mut bytes = b"\x93NUMPY\x01\x00\x2b\x00".to_vec();
+    bytes.extend(std::iter::repeat_n(b'[', 110));
+    bytes.extend_from_slice(b"{'de&sNoneY\x00\x00\x00\x00");
+    let started = std::time::Instant::now();
+    let e = fedmix::io::decode_f64(std::path::Path::new("x.npy"), &bytes, &[None]).unwrap_err();
+    assert!(e.to_string().contains("nested"), "{e}");
+    assert!(started.elapsed().as_secs_f64() < 1.0);
+    // The exact input libFuzzer saved (tests/data/fuzz/, from `cargo fuzz run npy`).
+    let found = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz/npy-timeout-nested-brackets.bin"
+    ))
+    .unwrap();
+    let started = std::time::Instant::now();
+    assert!(fedmix::io::decode_f64(std::path::Path::new("x.npy"), &found, &[None, None]).is_err());
+    assert!(started.elapsed().as_secs_f64() < 1.0);
+}

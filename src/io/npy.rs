@@ -63,8 +63,9 @@ fn check_bytes(
         path: path.into(),
         message,
     };
-    let npy = npyz::NpyFile::new(bytes)
-        .map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
+    check_header_text(bytes).map_err(|m| malformed(m.into()))?;
+    let npy =
+        npyz::NpyFile::new(bytes).map_err(|e| malformed(format!("not a valid .npy file: {e}")))?;
     // `DType::descr` is the Python literal (`'<f8'`, quoted); compare the bare type string.
     let found_descr = match npy.dtype() {
         npyz::DType::Plain(ty) => ty.to_string(),
@@ -127,6 +128,23 @@ fn data_offset(bytes: &[u8]) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// Reject, before the header parser sees it, a header this reader never accepts: bad magic, a
+/// header longer than the file, or nested brackets (structured dtypes). Found by fuzzing: the
+/// Python-literal parser of npyz takes exponential time on a run of `[` (43 bytes → > 6 s).
+fn check_header_text(bytes: &[u8]) -> std::result::Result<(), &'static str> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a valid .npy file (magic string missing)");
+    }
+    let start = if bytes[6] == 1 { 10 } else { 12 };
+    let end = data_offset(bytes).ok_or("not a valid .npy file (unknown format version)")?;
+    let header = bytes.get(start..end).ok_or("truncated header")?;
+    let opens = |c: u8| header.iter().filter(|&&b| b == c).count();
+    if opens(b'[') > 0 || opens(b'(') > 1 || opens(b'{') > 1 {
+        return Err("header has nested structures (only plain float64/int64 arrays are read)");
+    }
+    Ok(())
 }
 
 /// Decode float64 `.npy` bytes with the same checks as [`read_f64`] (used by the fuzz targets
