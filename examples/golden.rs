@@ -13,7 +13,15 @@ use serde_json::json;
 use std::path::Path;
 
 /// `(case name, algorithm, overrides, starts from theta0.npy)`.
-pub const CASES: &[(&str, &str, &[(&str, &str)], bool)] = &[
+pub type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    bool,
+);
+
+/// Every golden case.
+pub const CASES: &[Case] = &[
     (
         "phase2-fedavg-s1",
         "phase2",
