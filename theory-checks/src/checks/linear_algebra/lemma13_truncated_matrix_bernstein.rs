@@ -110,7 +110,7 @@ fn cell_quantile(family: Family, d: usize, n: usize, reps: usize, seeds: (u64, u
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let delta = (1.0 - QUANTILE) / 3.0;
-    let reps = cfg.pick(40, 200);
+    let reps = cfg.pick(40, 100);
     // (d, N/d) cells.
     let cal: Vec<(usize, usize)> = cfg.pick(
         vec![(6, 10), (6, 100), (6, 1000), (6, 3000), (16, 10), (16, 100)],
@@ -119,7 +119,6 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             (6, 100),
             (6, 1000),
             (6, 10000),
-            (6, 30000),
             (16, 10),
             (16, 100),
             (16, 1000),
@@ -139,7 +138,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             (4, 30),
             (4, 300),
             (4, 3000),
-            (4, 30000),
+            (4, 10000),
             (12, 10),
             (12, 100),
             (12, 1000),
