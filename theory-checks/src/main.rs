@@ -70,6 +70,11 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
         cfg.seed
     );
     for r in records {
+        fedmix::io::write_atomic(
+            &out.join(format!("{}.md", r.name)),
+            check_markdown(r).as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
         let json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
         fedmix::io::write_atomic(&out.join(format!("{}.json", r.name)), json.as_bytes())
             .map_err(|e| e.to_string())?;
@@ -118,4 +123,42 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
     let summary = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
     fedmix::io::write_atomic(&out.join("summary.json"), summary.as_bytes())
         .map_err(|e| e.to_string())
+}
+
+/// `docs/theory/<check>.md`: claim with its source, setup, statistic vs bound, constant,
+/// slopes, verdict, figure.
+fn check_markdown(r: &CheckRecord) -> String {
+    let mut md = format!(
+        "# {}\n\n**Claim.** {} ({})\n\n| statistic | bound | constant | verdict |\n|---|---|---|---|\n| {:.6e} | {:.6e} | {} | {} |\n",
+        r.name,
+        r.claim,
+        r.source,
+        r.statistic,
+        r.bound,
+        r.constant.map_or("—".into(), |c| format!("{c:.6e}")),
+        if r.passed { "pass" } else { "**FAIL**" }
+    );
+    if !r.slopes.is_empty() {
+        md.push_str(
+            "\n| parameter | fitted slope | predicted | tolerance | ok |\n|---|---|---|---|---|\n",
+        );
+        for s in &r.slopes {
+            md.push_str(&format!(
+                "| {} | {:.4} | {:.4} | ±{:.3} | {} |\n",
+                s.parameter,
+                s.slope,
+                s.predicted,
+                s.tolerance,
+                if s.ok() { "yes" } else { "**no**" }
+            ));
+        }
+    }
+    md.push_str("\n**Setup and details.**\n\n");
+    for d in &r.details {
+        md.push_str(&format!("- {d}\n"));
+    }
+    if r.figure.is_some() {
+        md.push_str(&format!("\n![{}]({}.svg)\n", r.name, r.name));
+    }
+    md
 }
