@@ -4,6 +4,7 @@
 
 pub mod eq32_vc_clustering_deviation;
 pub mod lemma10_misclustering_probability;
+pub mod lemma11_subset_norms;
 pub mod lemma9_sign_patterns;
 pub mod prop2_moment_descent_contraction;
 pub mod support;
@@ -38,5 +39,6 @@ pub fn all() -> Vec<Check> {
             theorem2_phase2_contraction::run,
         ),
         ("theorem3_final_error", theorem3_final_error::run),
+        ("lemma11_subset_norms", lemma11_subset_norms::run),
     ]
 }
