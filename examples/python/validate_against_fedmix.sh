@@ -51,4 +51,5 @@ if [ "$status" -ne 1 ] || ! echo "$out" | grep -q "first round beyond tolerance:
   echo "FAIL: the wrong candidate was not caught at round 1 (status $status)"
   exit 1
 fi
-echo "validate against the numpy implementation: 4 passed, 1 wrong candidate caught"
+echo "numpy implementation: 4 trajectories matched, 1 wrong candidate caught at round 1"
+echo "validate: 5 passed, 0 failed"
