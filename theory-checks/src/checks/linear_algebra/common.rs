@@ -201,6 +201,27 @@ pub fn slope_fit(
     }
 }
 
+/// One slope fit per named series of a sweep (log–log in `x`), e.g. the validation series.
+pub fn series_slopes(
+    cells: &[SweepCell],
+    names: &[String],
+    parameter: &str,
+    predicted: f64,
+    tolerance: f64,
+) -> Vec<SlopeFit> {
+    names
+        .iter()
+        .map(|n| {
+            slope_fit(
+                &format!("{parameter} ({n})"),
+                &series_points(cells, n),
+                predicted,
+                tolerance,
+            )
+        })
+        .collect()
+}
+
 /// Observation markers.
 pub fn markers(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
     Series {

@@ -33,8 +33,8 @@
 //! Sabotage: the predicted exponent in `m` is `−1` (the second term of `ξ₁` read as the rate).
 
 use super::common::{
-    fast_path_deviation, phase1_federation, phase1_subspace_matrix, series_points, slope_fit,
-    spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, ThetaAt,
+    fast_path_deviation, phase1_federation, phase1_subspace_matrix, series_slopes, spectral_norm,
+    sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, ThetaAt,
 };
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::prec::IDENTITY_RTOL;
@@ -143,17 +143,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let (c, worst) = sweep_constant(&cells, SAFETY);
     let predicted = if cfg.sabotage { -1.0 } else { -0.5 };
     let validation: Vec<&SeriesSpec> = specs.iter().filter(|s| !s.calibration).collect();
-    let slopes: Vec<_> = validation
-        .iter()
-        .map(|s| {
-            slope_fit(
-                &format!("m ({})", s.name()),
-                &series_points(&cells, &s.name()),
-                predicted,
-                SLOPE_TOL,
-            )
-        })
-        .collect();
+    let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
+    let slopes = series_slopes(&cells, &names, "m", predicted, SLOPE_TOL);
     let passed = worst <= c && slopes.iter().all(|s| s.ok()) && fast_dev <= IDENTITY_RTOL;
     let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();

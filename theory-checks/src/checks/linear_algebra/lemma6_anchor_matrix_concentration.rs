@@ -26,8 +26,8 @@
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    series_points, slope_fit, spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture,
-    SweepCell, ThetaAt,
+    series_slopes, spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell,
+    ThetaAt,
 };
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::residual_moments;
@@ -165,17 +165,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let (c, worst) = sweep_constant(&cells, SAFETY);
     let predicted = if cfg.sabotage { -1.0 } else { -0.5 };
     let validation: Vec<&SeriesSpec> = specs.iter().filter(|s| !s.calibration).collect();
-    let slopes: Vec<_> = validation
-        .iter()
-        .map(|s| {
-            slope_fit(
-                &format!("ℓ ({})", s.name()),
-                &series_points(&cells, &s.name()),
-                predicted,
-                SLOPE_TOL,
-            )
-        })
-        .collect();
+    let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
+    let slopes = series_slopes(&cells, &names, "ℓ", predicted, SLOPE_TOL);
     let passed = worst <= c && slopes.iter().all(|s| s.ok());
     let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
