@@ -1,8 +1,10 @@
 //! Checks of the phase_dynamics group: Phase 1 (Prop. 2, Theorem 1) and Phase 2 / clustering
-//! (Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22. Each module:
+//! (Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22, and the baselines' guarantees
+//! (IFCA Theorem 1, SR-FCA Theorem 4.8). Each module:
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; [`support`] holds their shared pieces.
 
 pub mod eq32_vc_clustering_deviation;
+pub mod ifca_theorem1_contraction;
 pub mod lemma10_misclustering_probability;
 pub mod lemma11_subset_norms;
 pub mod lemma9_sign_patterns;
@@ -40,5 +42,6 @@ pub fn all() -> Vec<Check> {
         ),
         ("theorem3_final_error", theorem3_final_error::run),
         ("lemma11_subset_norms", lemma11_subset_norms::run),
+        ("ifca_theorem1_contraction", ifca_theorem1_contraction::run),
     ]
 }
