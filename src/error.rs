@@ -224,6 +224,39 @@ pub enum FedmixError {
         /// What is wrong.
         message: String,
     },
+    /// A randomness file (`--anchors`, `--q0`, `--power-start`, `--participation`, `--init`)
+    /// whose content is invalid or disagrees with the run; `field` names the entry.
+    #[error("{}: `{field}`: {reason}", path.display())]
+    InvalidRandomness {
+        /// The file.
+        path: PathBuf,
+        /// The field or entry (e.g. `anchors[3]`, `client_sets[1]`, `q0: axis 2 (d)`).
+        field: String,
+        /// What is wrong and what is expected.
+        reason: String,
+    },
+    /// A client id in a randomness file outside `0..M`.
+    #[error("{}: `{field}`: client id {id} is out of range (M = {clients} clients, ids 0..{clients})", path.display())]
+    ClientIdOutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// The field (e.g. `anchors[2]`).
+        field: String,
+        /// The id given.
+        id: i128,
+        /// Number of clients M.
+        clients: usize,
+    },
+    /// A participation schedule with a round nobody takes part in.
+    #[error("{}: `participation[{restart}][{round}]`: round {round} of restart {restart} has no participant (each round needs at least one 1)", path.display())]
+    EmptyRound {
+        /// The file.
+        path: PathBuf,
+        /// Restart index (0-based).
+        restart: usize,
+        /// Round index (0-based).
+        round: usize,
+    },
     /// An operating-system I/O error.
     #[error("{path}: {source}")]
     Io {

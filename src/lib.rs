@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod output;
 pub mod prec;
 pub mod prelude;
+pub mod randomness;
 pub mod rng;
 pub mod run;
 pub mod synthetic;

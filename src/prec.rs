@@ -21,3 +21,8 @@ pub fn rel_diff(a: f64, b: f64) -> f64 {
     let denom = a.abs().max(b.abs()).max(f64::MIN_POSITIVE);
     (a - b).abs() / denom
 }
+
+/// Tolerance of `max|Q₀ᵀQ₀ − I|` for a supplied start `Q₀` of the federated orthogonal
+/// iteration (`--q0`): loose enough for any float64 QR (≈ 1e-15), tight enough to reject a
+/// non-orthonormal or transposed frame.
+pub const ORTHONORMAL_TOL: f64 = 1e-8;

@@ -8,6 +8,7 @@
 //! the eq. 6 distance as absent and the coverage distance `max_j ‖θ̄ − θ*_j‖` instead.
 //!
 //! Parameters: `eta`, `local_steps`, `local_solver`, `rounds`, `participation`, `init_scale`.
+//! Randomness from files (`crate::randomness`): `--init` (`1 × d`), `--participation`.
 //!
 //! Decision: `θ₀ ~ N(0, init_scale² I_d/d)` from `stream(seed, Init, 0)`, the start of the other
 //! algorithms (the objective is convex, so the start only changes the transient). Decision:
@@ -15,10 +16,11 @@
 //! `n_i / Σ_{i'∈M_t} n_i'` (McMahan et al.'s `n_k/n` over the selected clients).
 
 use super::fedx_clustering::{aggregate_weighted, prox_factors, LocalSolver};
-use super::participation::{self, participants};
-use super::two_phase::{random_init, RunConfig};
+use super::participation::{self, participants, Schedule};
+use super::two_phase::{random_init, single_init, RunConfig};
 use crate::error::Result;
 use crate::federation::Federation;
+use crate::randomness::{Randomness, Supplied, WithRandomness};
 use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
 use nalgebra::DMatrix;
 use serde_json::json;
@@ -60,12 +62,34 @@ pub struct FedAvg {
     pub cfg: RunConfig,
 }
 
+impl FedAvg {
+    /// The start: supplied (`1 × d`) or `θ₀ ~ N(0, init_scale² I_d/d)` from `stream(seed, Init, 0)`.
+    fn theta0(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<DMatrix<f64>> {
+        match &given.init {
+            Some(s) => single_init(s, fed.d(), 1),
+            None => Ok(random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)),
+        }
+    }
+}
+
 impl Algorithm for FedAvg {
     fn name(&self) -> &'static str {
         "fedavg"
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_with(fed, seed, &Randomness::default(), rec)
+    }
+}
+
+impl WithRandomness for FedAvg {
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
         participation::check(self.cfg.participation, self.cfg.rounds, 1)?;
         let p = self.cfg.phase2(fed);
         p.check(fed)?;
@@ -74,10 +98,16 @@ impl Algorithm for FedAvg {
             LocalSolver::Fedavg => None,
         };
         let (m, d) = (fed.num_clients(), fed.d());
-        let mut theta = random_init(d, 1, self.cfg.init_scale, seed, 0);
+        if let Some(s) = &given.participation {
+            s.value.check(&s.source, 1, p.rounds, m)?;
+        }
+        let mut theta = self.theta0(fed, seed, given)?;
         let labels = vec![0usize; m];
         for t in 0..p.rounds {
-            let part = participants(seed, 0, t, m, self.cfg.participation);
+            let part = match &given.participation {
+                Some(s) => s.value.participants(0, t).to_vec(),
+                None => participants(seed, 0, t, m, self.cfg.participation),
+            };
             theta = fedavg_round(fed, &theta, &part, &p, prox.as_deref());
             check_finite_iterate(&theta, "FedAvg", t + 1)?;
             let comm = Comm::broadcast_and_upload(part.len() as u64, d as u64, d as u64);
@@ -93,6 +123,37 @@ impl Algorithm for FedAvg {
             labels,
             termination: Termination::MaxRounds,
             extra,
+        })
+    }
+
+    /// The start `θ₀` (`1 × d`) and, with partial participation or a supplied schedule, the
+    /// participation schedule (`1 × rounds × M`).
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
+        participation::check(self.cfg.participation, self.cfg.rounds, 1)?;
+        let m = fed.num_clients();
+        if let Some(s) = &given.participation {
+            s.value.check(&s.source, 1, self.cfg.rounds, m)?;
+        }
+        let drawn: std::path::PathBuf = format!("<drawn from seed {seed}>").into();
+        let init = given.init.clone().map_or_else(
+            || -> Result<_> {
+                Ok(Supplied {
+                    source: drawn.clone(),
+                    value: vec![self.theta0(fed, seed, given)?],
+                })
+            },
+            Ok,
+        )?;
+        let participation = given.participation.clone().or_else(|| {
+            (participation::participant_count(m, self.cfg.participation) < m).then(|| Supplied {
+                source: drawn.clone(),
+                value: Schedule::draw(seed, 1, self.cfg.rounds, m, self.cfg.participation),
+            })
+        });
+        Ok(Randomness {
+            init: Some(init),
+            participation,
+            ..Randomness::default()
         })
     }
 }

@@ -19,12 +19,14 @@ use super::orthogonal_iteration::{assemble, federated_orthogonal_iteration, Clie
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::linalg::{power_iteration, random_orthonormal, top_k_left_singular};
+use crate::randomness::{AnchorsFile, Array, Randomness, Supplied};
 use crate::rng::{stream, Purpose, Rng};
 use crate::run::{check_finite_iterate, AnchorStats, Comm, Phase, Recorder, RoundRecord};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// Phase 1 variant (public names `practical`, `faithful`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,7 +242,25 @@ pub fn run_fedmd(
     seed: u64,
     rec: &mut Recorder,
 ) -> Result<FedMdOutput> {
-    p.check()?;
+    run_fedmd_with(fed, p, theta0, seed, &Randomness::default(), rec)
+}
+
+/// [`run_fedmd`] with randomness supplied from files where `given` has it (anchors and client
+/// sets, the starts `Q₀` of the orthogonal iterations, the power-iteration starts); the rest is
+/// drawn from `seed` exactly as [`run_fedmd`] draws it.
+///
+/// # Errors
+/// As [`run_fedmd`]; [`FedmixError::InvalidRandomness`] / [`FedmixError::ClientIdOutOfRange`]
+/// naming the file and field when a supplied value does not fit the run.
+pub fn run_fedmd_with(
+    fed: &Federation,
+    p: &FedMdParams,
+    theta0: &DVector<f64>,
+    seed: u64,
+    given: &Randomness,
+    rec: &mut Recorder,
+) -> Result<FedMdOutput> {
+    precheck(fed, p)?;
     if theta0.len() != fed.d() {
         return Err(FedmixError::DimensionMismatch {
             what: "theta0 (d)".into(),
@@ -248,20 +268,13 @@ pub fn run_fedmd(
             found: theta0.len(),
         });
     }
-    if p.k > fed.d() {
-        return Err(FedmixError::invalid(
-            "k",
-            p.k,
-            format!("must be ≤ d = {}", fed.d()),
-        ));
-    }
     let separation = match p.separation {
         Some(s) => s,
         None => crate::metrics::separation(
             fed.require_theta_star("the separation Δ of Phase 1 (or set `separation`)")?,
         ),
     };
-    let plan = Plan::new(fed, p, seed)?;
+    let plan = Plan::new(fed, p, seed, given)?;
     let mut models = DMatrix::from_fn(fed.d(), plan.anchors.len(), |r, _| theta0[r]);
     for t in 0..p.iterations {
         let mut stats = AnchorStats::default();
@@ -269,7 +282,7 @@ pub fn run_fedmd(
         for (a, &client) in plan.anchors.iter().enumerate() {
             let theta = models.column(a).clone_owned();
             let step = anchor_step(
-                fed, p, &plan, t, a, client, &theta, separation, seed, &mut comm,
+                fed, p, &plan, t, a, client, &theta, separation, seed, given, &mut comm,
             )?;
             models.set_column(a, &(&theta + &step.direction * step.eta));
             stats.sigma_hat.push(step.sigma_hat);
@@ -308,6 +321,19 @@ pub fn run_fedmd(
     })
 }
 
+/// Parameter checks shared by [`run_fedmd_with`] and [`phase1_randomness`].
+fn precheck(fed: &Federation, p: &FedMdParams) -> Result<()> {
+    p.check()?;
+    if p.k > fed.d() {
+        return Err(FedmixError::invalid(
+            "k",
+            p.k,
+            format!("must be ≤ d = {}", fed.d()),
+        ));
+    }
+    Ok(())
+}
+
 /// Who takes part: anchors, and for the faithful variant the fresh client sets.
 struct Plan {
     anchors: Vec<usize>,
@@ -316,53 +342,413 @@ struct Plan {
     excluded: usize,
 }
 
+/// Minimum `n_i` of an anchor, and what the requirement is called in errors.
+fn anchor_need(p: &FedMdParams) -> (usize, &'static str) {
+    match p.variant {
+        Phase1Variant::Practical => (
+            p.anchor_min_samples.max(2),
+            "anchor candidates (n_i ≥ anchor_min_samples)",
+        ),
+        Phase1Variant::Faithful => (
+            2 * p.ell * p.iterations,
+            "anchor candidates (n_i ≥ 2ℓT fresh samples)",
+        ),
+    }
+}
+
+/// Whether the subspace step runs the federated orthogonal iteration (and so draws `Q₀`): the
+/// faithful variant always, the practical one with `subspace = orthogonal-iteration`.
+pub fn uses_orthogonal_iteration(p: &FedMdParams) -> bool {
+    p.variant == Phase1Variant::Faithful || p.subspace == SubspaceMethod::OrthogonalIteration
+}
+
+/// Draw the anchors `H` (and, faithful, the fresh sets `S_t`) from the Sampling stream 0:
+/// `n_H` anchors uniformly without replacement among the eligible clients, then (faithful)
+/// `m·T` clients among those with `n_i ≥ 2` outside `H`, cut into `T` consecutive sets of `m`.
+fn draw_plan(
+    fed: &Federation,
+    p: &FedMdParams,
+    seed: u64,
+) -> Result<(Vec<usize>, Vec<Vec<usize>>)> {
+    let mut rng = stream(seed, Purpose::Sampling, 0);
+    let m_total = fed.num_clients();
+    let (need, purpose) = anchor_need(p);
+    let eligible: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= need).collect();
+    if eligible.len() < p.anchors {
+        return Err(FedmixError::NotEnoughClients {
+            purpose: purpose.into(),
+            found: eligible.len(),
+            needed: p.anchors,
+        });
+    }
+    let anchors = sample_without_replacement(&eligible, p.anchors, &mut rng);
+    let sets = match p.variant {
+        Phase1Variant::Practical => Vec::new(),
+        Phase1Variant::Faithful => {
+            let pool: Vec<usize> = (0..m_total)
+                .filter(|&i| fed.n(i) >= 2 && !anchors.contains(&i))
+                .collect();
+            if pool.len() < p.m * p.iterations {
+                return Err(FedmixError::NotEnoughClients {
+                    purpose: "fresh clients S_t (m per iteration, n_i ≥ 2, not anchors)".into(),
+                    found: pool.len(),
+                    needed: p.m * p.iterations,
+                });
+            }
+            let drawn = sample_without_replacement(&pool, p.m * p.iterations, &mut rng);
+            drawn.chunks(p.m).map(<[usize]>::to_vec).collect()
+        }
+    };
+    Ok((anchors, sets))
+}
+
+/// Check a supplied `anchors.json` against the run: variant, `n_H` ids in range, distinct and
+/// eligible; faithful: `T` sets of `m` clients with `n_i ≥ 2`, no anchor, no client twice.
+fn check_plan(
+    fed: &Federation,
+    p: &FedMdParams,
+    file: &Supplied<AnchorsFile>,
+) -> Result<(Vec<usize>, Vec<Vec<usize>>)> {
+    let (src, f) = (&file.source, &file.value);
+    let bad = |field: String, reason: String| FedmixError::InvalidRandomness {
+        path: src.clone(),
+        field,
+        reason,
+    };
+    if f.variant != p.variant {
+        return Err(bad(
+            "variant".into(),
+            format!(
+                "{:?}, but the run's phase1_variant is {:?}",
+                f.variant, p.variant
+            )
+            .to_lowercase(),
+        ));
+    }
+    if f.anchors.len() != p.anchors {
+        return Err(bad(
+            "anchors".into(),
+            format!(
+                "{} ids, but the run uses n_H = {} anchors (set `anchors` = {} to use this file)",
+                f.anchors.len(),
+                p.anchors,
+                f.anchors.len()
+            ),
+        ));
+    }
+    let m_total = fed.num_clients();
+    let mut seen: Vec<Option<String>> = vec![None; m_total];
+    let mut take = |field: String, id: i128, min_n: usize, role: &str| -> Result<usize> {
+        let i = usize::try_from(id)
+            .ok()
+            .filter(|&i| i < m_total)
+            .ok_or_else(|| FedmixError::ClientIdOutOfRange {
+                path: src.clone(),
+                field: field.clone(),
+                id,
+                clients: m_total,
+            })?;
+        if let Some(prev) = &seen[i] {
+            return Err(bad(
+                field,
+                format!("client {i} appears twice (also at `{prev}`); every id must be distinct"),
+            ));
+        }
+        if fed.n(i) < min_n {
+            return Err(bad(
+                field,
+                format!(
+                    "client {i} has n_i = {} samples, but {role} need n_i ≥ {min_n}",
+                    fed.n(i)
+                ),
+            ));
+        }
+        seen[i] = Some(field);
+        Ok(i)
+    };
+    let (need, _) = anchor_need(p);
+    let anchors = f
+        .anchors
+        .iter()
+        .enumerate()
+        .map(|(a, &id)| take(format!("anchors[{a}]"), id, need, "anchors"))
+        .collect::<Result<Vec<usize>>>()?;
+    let sets = match (p.variant, &f.client_sets) {
+        (Phase1Variant::Practical, None) => Vec::new(),
+        (Phase1Variant::Practical, Some(_)) => {
+            return Err(bad(
+                "client_sets".into(),
+                "the practical variant draws no client sets (every client with n_i ≥ 2 takes \
+                 part); omit the field"
+                    .into(),
+            ))
+        }
+        (Phase1Variant::Faithful, None) => {
+            return Err(bad(
+                "client_sets".into(),
+                format!(
+                    "missing: the faithful variant needs T = {} sets of m = {} fresh clients",
+                    p.iterations, p.m
+                ),
+            ))
+        }
+        (Phase1Variant::Faithful, Some(sets)) => {
+            if sets.len() != p.iterations {
+                return Err(bad(
+                    "client_sets".into(),
+                    format!(
+                        "{} sets, but the run has T = phase1_iterations = {}",
+                        sets.len(),
+                        p.iterations
+                    ),
+                ));
+            }
+            let mut out = Vec::with_capacity(sets.len());
+            for (t, set) in sets.iter().enumerate() {
+                if set.len() != p.m {
+                    return Err(bad(
+                        format!("client_sets[{t}]"),
+                        format!("{} clients, but the run uses m = {}", set.len(), p.m),
+                    ));
+                }
+                out.push(
+                    set.iter()
+                        .enumerate()
+                        .map(|(j, &id)| {
+                            take(format!("client_sets[{t}][{j}]"), id, 2, "fresh clients")
+                        })
+                        .collect::<Result<Vec<usize>>>()?,
+                );
+            }
+            out
+        }
+    };
+    Ok((anchors, sets))
+}
+
 impl Plan {
-    fn new(fed: &Federation, p: &FedMdParams, seed: u64) -> Result<Self> {
-        let mut rng = stream(seed, Purpose::Sampling, 0);
+    fn new(fed: &Federation, p: &FedMdParams, seed: u64, given: &Randomness) -> Result<Self> {
         let m_total = fed.num_clients();
         let excluded = (0..m_total).filter(|&i| fed.n(i) < 2).count();
-        let (need, purpose) = match p.variant {
-            Phase1Variant::Practical => (
-                p.anchor_min_samples.max(2),
-                "anchor candidates (n_i ≥ anchor_min_samples)",
-            ),
-            Phase1Variant::Faithful => (
-                2 * p.ell * p.iterations,
-                "anchor candidates (n_i ≥ 2ℓT fresh samples)",
-            ),
+        let (anchors, sets) = match &given.anchors {
+            Some(file) => check_plan(fed, p, file)?,
+            None => draw_plan(fed, p, seed)?,
         };
-        let eligible: Vec<usize> = (0..m_total).filter(|&i| fed.n(i) >= need).collect();
-        if eligible.len() < p.anchors {
-            return Err(FedmixError::NotEnoughClients {
-                purpose: purpose.into(),
-                found: eligible.len(),
-                needed: p.anchors,
-            });
-        }
-        let anchors = sample_without_replacement(&eligible, p.anchors, &mut rng);
         let subspace_sets = match p.variant {
             Phase1Variant::Practical => vec![(0..m_total).filter(|&i| fed.n(i) >= 2).collect()],
-            Phase1Variant::Faithful => {
-                let pool: Vec<usize> = (0..m_total)
-                    .filter(|&i| fed.n(i) >= 2 && !anchors.contains(&i))
-                    .collect();
-                if pool.len() < p.m * p.iterations {
-                    return Err(FedmixError::NotEnoughClients {
-                        purpose: "fresh clients S_t (m per iteration, n_i ≥ 2, not anchors)".into(),
-                        found: pool.len(),
-                        needed: p.m * p.iterations,
-                    });
-                }
-                let drawn = sample_without_replacement(&pool, p.m * p.iterations, &mut rng);
-                drawn.chunks(p.m).map(<[usize]>::to_vec).collect()
-            }
+            Phase1Variant::Faithful => sets,
         };
+        if let Some(q0) = &given.q0 {
+            check_q0(fed, p, anchors.len(), q0)?;
+        }
+        if let Some(v0) = &given.power_start {
+            check_power_start(p, anchors.len(), v0)?;
+        }
         Ok(Self {
             anchors,
             subspace_sets,
             excluded,
         })
     }
+}
+
+/// Check a supplied `q0.npy`: used at all, shape `T × n_H × d × k`, every `Q₀` orthonormal
+/// (finiteness is checked when the file is read).
+fn check_q0(fed: &Federation, p: &FedMdParams, h: usize, q0: &Supplied<Array>) -> Result<()> {
+    let bad = |field: String, reason: String| FedmixError::InvalidRandomness {
+        path: q0.source.clone(),
+        field,
+        reason,
+    };
+    if !uses_orthogonal_iteration(p) {
+        return Err(bad(
+            "q0".into(),
+            "the practical Phase 1 with subspace = svd draws no Q₀ (set \
+             subspace=orthogonal-iteration, or drop --q0)"
+                .into(),
+        ));
+    }
+    let (d, k) = (fed.d(), p.k);
+    let want = [p.iterations, h, d, k];
+    if q0.value.shape != want {
+        return Err(bad(
+            "q0".into(),
+            format!(
+                "shape {:?}, expected {want:?} (phase1_iterations × anchors × d × k)",
+                q0.value.shape
+            ),
+        ));
+    }
+    for (idx, chunk) in q0.value.data.chunks_exact(d * k).enumerate() {
+        let q = DMatrix::from_row_slice(d, k, chunk);
+        let dev = (q.tr_mul(&q) - DMatrix::<f64>::identity(k, k)).amax();
+        if dev > crate::prec::ORTHONORMAL_TOL {
+            return Err(bad(
+                format!("q0[{}][{}]", idx / h, idx % h),
+                format!(
+                    "columns are not orthonormal (max|QᵀQ − I| = {dev:.3e} > {:e})",
+                    crate::prec::ORTHONORMAL_TOL
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check a supplied `power_start.npy`: shape `T × n_H × k`, no zero vector.
+fn check_power_start(p: &FedMdParams, h: usize, v0: &Supplied<Array>) -> Result<()> {
+    let bad = |field: String, reason: String| FedmixError::InvalidRandomness {
+        path: v0.source.clone(),
+        field,
+        reason,
+    };
+    let want = [p.iterations, h, p.k];
+    if v0.value.shape != want {
+        return Err(bad(
+            "power_start".into(),
+            format!(
+                "shape {:?}, expected {want:?} (phase1_iterations × anchors × k)",
+                v0.value.shape
+            ),
+        ));
+    }
+    if let Some(idx) = v0
+        .value
+        .data
+        .chunks_exact(p.k)
+        .position(|c| c.iter().all(|&x| x == 0.0))
+    {
+        return Err(bad(
+            format!("power_start[{}][{}]", idx / h, idx % h),
+            "zero vector (a power-iteration start must be non-zero)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Stream index of anchor `a`'s draws at iteration `t` (`h` anchors): `Q₀` uses
+/// `stream(seed, Subspace, 2(t·h + a))`, the power-iteration start the next index.
+fn subspace_index(t: usize, a: usize, h: usize) -> u64 {
+    2 * (t * h + a) as u64
+}
+
+/// The start `Q₀` (`d × k`) of anchor `a`'s orthogonal iteration at iteration `t`: the
+/// supplied `q0[t][a]`, or a uniformly random frame from the Subspace stream.
+fn q0_at(
+    d: usize,
+    p: &FedMdParams,
+    t: usize,
+    a: usize,
+    h: usize,
+    seed: u64,
+    given: &Randomness,
+) -> Result<DMatrix<f64>> {
+    match &given.q0 {
+        Some(q) => {
+            let n = d * p.k;
+            let start = (t * h + a) * n;
+            Ok(DMatrix::from_row_slice(
+                d,
+                p.k,
+                &q.value.data[start..start + n],
+            ))
+        }
+        None => random_orthonormal(
+            d,
+            p.k,
+            &mut stream(seed, Purpose::Subspace, subspace_index(t, a, h)),
+        ),
+    }
+}
+
+/// The start `v₀` (`k`) of anchor `a`'s power iteration at iteration `t`: the supplied
+/// `power_start[t][a]`, or `k` standard normals from the Subspace stream.
+fn power_start_at(
+    p: &FedMdParams,
+    t: usize,
+    a: usize,
+    h: usize,
+    seed: u64,
+    given: &Randomness,
+) -> DVector<f64> {
+    match &given.power_start {
+        Some(v) => {
+            let start = (t * h + a) * p.k;
+            DVector::from_column_slice(&v.value.data[start..start + p.k])
+        }
+        None => {
+            let mut vrng = stream(seed, Purpose::Subspace, subspace_index(t, a, h) + 1);
+            DVector::from_fn(p.k, |_, _| vrng.sample::<f64, _>(StandardNormal))
+        }
+    }
+}
+
+/// Every random draw Phase 1 would make (anchors and client sets, `Q₀` when the orthogonal
+/// iteration runs, power-iteration starts), taking what `given` supplies as is: what
+/// `--export-randomness` writes. [`run_fedmd_with`] fed this result reproduces
+/// [`run_fedmd_with`] fed `given` bit for bit.
+///
+/// # Errors
+/// As [`run_fedmd_with`]'s parameter and plan checks.
+pub fn phase1_randomness(
+    fed: &Federation,
+    p: &FedMdParams,
+    seed: u64,
+    given: &Randomness,
+) -> Result<Randomness> {
+    precheck(fed, p)?;
+    let plan = Plan::new(fed, p, seed, given)?;
+    let h = plan.anchors.len();
+    let (d, k, tt) = (fed.d(), p.k, p.iterations);
+    let drawn = PathBuf::from(format!("<drawn from seed {seed}>"));
+    let anchors = AnchorsFile {
+        variant: p.variant,
+        anchors: plan.anchors.iter().map(|&i| i as i128).collect(),
+        client_sets: (p.variant == Phase1Variant::Faithful).then(|| {
+            plan.subspace_sets
+                .iter()
+                .map(|s| s.iter().map(|&i| i as i128).collect())
+                .collect()
+        }),
+    };
+    let mut q0 = None;
+    if uses_orthogonal_iteration(p) {
+        let mut data = Vec::with_capacity(tt * h * d * k);
+        for t in 0..tt {
+            for a in 0..h {
+                let q = q0_at(d, p, t, a, h, seed, given)?;
+                data.extend(q.transpose().iter().copied());
+            }
+        }
+        q0 = Some(Supplied {
+            source: drawn.clone(),
+            value: Array {
+                shape: vec![tt, h, d, k],
+                data,
+            },
+        });
+    }
+    let mut data = Vec::with_capacity(tt * h * k);
+    for t in 0..tt {
+        for a in 0..h {
+            data.extend(power_start_at(p, t, a, h, seed, given).iter().copied());
+        }
+    }
+    Ok(Randomness {
+        anchors: Some(given.anchors.clone().unwrap_or_else(|| Supplied {
+            source: drawn.clone(),
+            value: anchors,
+        })),
+        q0: given.q0.clone().or(q0),
+        power_start: Some(given.power_start.clone().unwrap_or_else(|| Supplied {
+            source: drawn.clone(),
+            value: Array {
+                shape: vec![tt, h, k],
+                data,
+            },
+        })),
+        ..Randomness::default()
+    })
 }
 
 struct Step {
@@ -383,10 +769,11 @@ fn anchor_step(
     theta: &DVector<f64>,
     separation: f64,
     seed: u64,
+    given: &Randomness,
     comm: &mut Comm,
 ) -> Result<Step> {
     let d = fed.d();
-    let stream_index = 2 * (t * plan.anchors.len() + a) as u64;
+    let h = plan.anchors.len();
     // Step 6: the subspace.
     let (set, pairing) = match p.variant {
         Phase1Variant::Practical => (&plan.subspace_sets[0], p.pairing),
@@ -404,14 +791,13 @@ fn anchor_step(
         top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), p.k)?
     } else {
         let moments = client_moments(fed, set, theta, p.variant, pairing);
-        let q0 = random_orthonormal(d, p.k, &mut stream(seed, Purpose::Subspace, stream_index))?;
+        let q0 = q0_at(d, p, t, a, h, seed, given)?;
         federated_orthogonal_iteration(&moments, &q0, p.t1, comm)?
     };
     // Step 7–8: PS sends Û to the anchor; the anchor forms A (k × k).
     let (a_mat, g_bar) = anchor_moment(fed, p, t, client, theta, &u_hat);
     // Step 9: power iteration on A Aᵀ.
-    let mut vrng = stream(seed, Purpose::Subspace, stream_index + 1);
-    let v0 = DVector::from_fn(p.k, |_, _| vrng.sample::<f64, _>(StandardNormal));
+    let v0 = power_start_at(p, t, a, h, seed, given);
     let (mut beta_hat, lambda) = power_iteration(&(&a_mat * a_mat.transpose()), &v0, p.t2);
     if beta_hat.dot(&u_hat.tr_mul(&g_bar)) < 0.0 {
         beta_hat.neg_mut();

@@ -9,13 +9,17 @@
 //! appended at the end of [`RunConfig`]: `ifca_*`, `local_ridge`, `kmeans_*`, `srfca_*`,
 //! `cfl_*`; each is documented on its field and range-checked in [`RunConfig::check`].
 
-use super::fedmd::{run_fedmd, FedMdOutput, FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use super::fedmd::{
+    phase1_randomness, run_fedmd_with, FedMdOutput, FedMdParams, Pairing, Phase1Variant,
+    SubspaceMethod,
+};
 use super::fedx_clustering::{run_phase2, LocalSolver, Phase2Params};
 use super::ifca::{IfcaOption, InitDist};
 use super::sr_fca::SrfcaDist;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics;
+use crate::randomness::{Randomness, Supplied, WithRandomness};
 use crate::rng::{stream, Purpose};
 use crate::run::{Algorithm, Recorder, RunOutput, Termination};
 use nalgebra::{DMatrix, DVector};
@@ -427,17 +431,49 @@ pub struct TwoPhase {
     pub init: Option<DMatrix<f64>>,
 }
 
+/// The single start a run without restarts takes from `--init`: exactly one `d × k` matrix.
+///
+/// # Errors
+/// [`FedmixError::InvalidRandomness`] naming the file for several starts or a wrong `k`;
+/// [`FedmixError::DimensionMismatch`] for a wrong `d`.
+pub fn single_init(s: &Supplied<Vec<DMatrix<f64>>>, d: usize, k: usize) -> Result<DMatrix<f64>> {
+    let bad = |reason: String| FedmixError::InvalidRandomness {
+        path: s.source.clone(),
+        field: "init".into(),
+        reason,
+    };
+    match s.value.as_slice() {
+        [m] if m.ncols() == k => {
+            check_init(m, d, k)?;
+            Ok(m.clone())
+        }
+        [m] => Err(bad(format!(
+            "{} models, but this run starts from {k} (shape must be {k} × {d})",
+            m.ncols()
+        ))),
+        many => Err(bad(format!(
+            "{} starts (restarts × k × d), but this algorithm has one start ({k} × {d})",
+            many.len()
+        ))),
+    }
+}
+
 impl TwoPhase {
     /// Run and also return the Phase 1 output.
     ///
     /// # Errors
-    /// As [`run_fedmd`] and [`run_phase2`].
+    /// As [`super::fedmd::run_fedmd`] and [`run_phase2`].
     pub fn run_detailed(
         &self,
         fed: &Federation,
         seed: u64,
         rec: &mut Recorder,
     ) -> Result<(RunOutput, FedMdOutput)> {
+        self.run_detailed_with(fed, seed, &Randomness::default(), rec)
+    }
+
+    /// Phase 1 and Phase 2 parameters, checked.
+    fn params(&self, fed: &Federation) -> Result<(FedMdParams, Phase2Params)> {
         let p1 = self.cfg.phase1(fed)?;
         if p1.k < 2 {
             return Err(FedmixError::invalid(
@@ -448,16 +484,37 @@ impl TwoPhase {
         }
         let p2 = self.cfg.phase2(fed);
         p2.check(fed)?;
-        let theta0: DVector<f64> = match &self.init {
-            Some(m) => {
+        Ok((p1, p2))
+    }
+
+    /// The common Phase 1 start: supplied (`1 × d`), `self.init`, or drawn.
+    fn theta0(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<DVector<f64>> {
+        Ok(match (&given.init, &self.init) {
+            (Some(s), _) => single_init(s, fed.d(), 1)?.column(0).clone_owned(),
+            (None, Some(m)) => {
                 check_init(m, fed.d(), 1)?;
                 m.column(0).clone_owned()
             }
-            None => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)
+            (None, None) => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)
                 .column(0)
                 .clone_owned(),
-        };
-        let phase1 = run_fedmd(fed, &p1, &theta0, seed, rec)?;
+        })
+    }
+
+    /// [`TwoPhase::run_detailed`] with randomness from files where `given` supplies it.
+    ///
+    /// # Errors
+    /// As [`super::fedmd::run_fedmd_with`] and [`run_phase2`].
+    pub fn run_detailed_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<(RunOutput, FedMdOutput)> {
+        let (p1, p2) = self.params(fed)?;
+        let theta0 = self.theta0(fed, seed, given)?;
+        let phase1 = run_fedmd_with(fed, &p1, &theta0, seed, given, rec)?;
         let (theta_hat, labels) = run_phase2(fed, &phase1.theta_hat, &p2, None, rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase1".into(), json!({
@@ -490,6 +547,31 @@ impl Algorithm for TwoPhase {
     }
 }
 
+impl WithRandomness for TwoPhase {
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
+        self.run_detailed_with(fed, seed, given, rec).map(|r| r.0)
+    }
+
+    /// The Phase 1 start `θ₀` (`1 × d`), anchors (and client sets), `Q₀`s when the orthogonal
+    /// iteration runs, and power-iteration starts. Phase 2 draws nothing.
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
+        let (p1, _) = self.params(fed)?;
+        let theta0 = self.theta0(fed, seed, given)?;
+        let mut r = phase1_randomness(fed, &p1, seed, given)?;
+        r.init = Some(given.init.clone().unwrap_or_else(|| Supplied {
+            source: format!("<drawn from seed {seed}>").into(),
+            value: vec![DMatrix::from_column_slice(fed.d(), 1, theta0.as_slice())],
+        }));
+        Ok(r)
+    }
+}
+
 /// Phase 2 alone (`phase2`) from given or random models, or from `θ*` (`oracle`).
 #[derive(Clone, Debug)]
 pub struct Phase2Only {
@@ -501,6 +583,24 @@ pub struct Phase2Only {
     pub oracle: bool,
 }
 
+impl Phase2Only {
+    /// The start: `θ*` (oracle), supplied, `self.init`, or drawn.
+    fn theta0(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<DMatrix<f64>> {
+        let k = self.cfg.resolve_k(fed)?;
+        let theta0 = if self.oracle {
+            fed.require_theta_star("the oracle")?.clone()
+        } else {
+            match (&given.init, &self.init) {
+                (Some(s), _) => single_init(s, fed.d(), k)?,
+                (None, Some(m)) => m.clone(),
+                (None, None) => random_init(fed.d(), k, self.cfg.init_scale, seed, 0),
+            }
+        };
+        check_init(&theta0, fed.d(), k)?;
+        Ok(theta0)
+    }
+}
+
 impl Algorithm for Phase2Only {
     fn name(&self) -> &'static str {
         if self.oracle {
@@ -510,17 +610,20 @@ impl Algorithm for Phase2Only {
         }
     }
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        let k = self.cfg.resolve_k(fed)?;
+        self.run_with(fed, seed, &Randomness::default(), rec)
+    }
+}
+
+impl WithRandomness for Phase2Only {
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
+        let theta0 = self.theta0(fed, seed, given)?;
         let p2 = self.cfg.phase2(fed);
-        let theta0 = if self.oracle {
-            fed.require_theta_star("the oracle")?.clone()
-        } else {
-            match &self.init {
-                Some(m) => m.clone(),
-                None => random_init(fed.d(), k, self.cfg.init_scale, seed, 0),
-            }
-        };
-        check_init(&theta0, fed.d(), k)?;
         let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase2".into(), json!(p2));
@@ -529,6 +632,20 @@ impl Algorithm for Phase2Only {
             labels,
             termination: Termination::MaxRounds,
             extra,
+        })
+    }
+
+    /// The initial models (`k × d`; none for the oracle).
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
+        let theta0 = self.theta0(fed, seed, given)?;
+        Ok(Randomness {
+            init: (!self.oracle).then(|| {
+                given.init.clone().unwrap_or_else(|| Supplied {
+                    source: format!("<drawn from seed {seed}>").into(),
+                    value: vec![theta0],
+                })
+            }),
+            ..Randomness::default()
         })
     }
 }

@@ -5,11 +5,12 @@ use crate::algorithms::fedx_clustering::{
     aggregate_weighted, assign_clusters, client_gradient, prox_factors, LocalSolver, Phase2Params,
     ProxFactor,
 };
-use crate::algorithms::participation::{self, participants};
+use crate::algorithms::participation::{self, participants, Schedule};
 use crate::algorithms::two_phase::{random_init, RunConfig};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::{argmin, training_loss};
+use crate::randomness::{Randomness, Supplied, WithRandomness};
 use crate::rng::{stream, Purpose};
 use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
 use nalgebra::{DMatrix, DVector};
@@ -263,6 +264,23 @@ pub fn run_restart(
     restart: usize,
     rec: &mut Recorder,
 ) -> Result<(DMatrix<f64>, Vec<usize>)> {
+    run_restart_with(fed, p, theta0, seed, restart, None, rec)
+}
+
+/// [`run_restart`] with the participants taken from `schedule` (checked against the run by
+/// the caller, [`Schedule::check`]) instead of drawn.
+///
+/// # Errors
+/// As [`run_restart`].
+pub fn run_restart_with(
+    fed: &Federation,
+    p: &IfcaParams,
+    theta0: &DMatrix<f64>,
+    seed: u64,
+    restart: usize,
+    schedule: Option<&Schedule>,
+    rec: &mut Recorder,
+) -> Result<(DMatrix<f64>, Vec<usize>)> {
     let prox = match (p.option, p.local.local_solver) {
         (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
         _ => None,
@@ -271,7 +289,10 @@ pub fn run_restart(
     let mut theta = theta0.clone();
     let mut labels = assign_clusters(fed, &theta);
     for t in 0..p.local.rounds {
-        let part = participants(seed, restart, t, m, p.participation);
+        let part = match schedule {
+            Some(s) => s.participants(restart, t).to_vec(),
+            None => participants(seed, restart, t, m, p.participation),
+        };
         let (next, l) = ifca_round(fed, &theta, &part, p, prox.as_deref());
         theta = next;
         labels = l;
@@ -297,9 +318,22 @@ pub struct Ifca {
 }
 
 impl Ifca {
-    fn start(&self, p: &IfcaParams, fed: &Federation, seed: u64, r: usize) -> Result<DMatrix<f64>> {
-        match (&self.init, r) {
-            (Some(m), 0) => {
+    /// Restart `r`'s start: supplied (`init[r]`, or restart 0 only for a single `k × d` file),
+    /// `self.init` (restart 0), or drawn.
+    fn start(
+        &self,
+        p: &IfcaParams,
+        fed: &Federation,
+        seed: u64,
+        r: usize,
+        given: &Randomness,
+    ) -> Result<DMatrix<f64>> {
+        let supplied = match &given.init {
+            Some(s) => s.value.get(r),
+            None => self.init.as_ref().filter(|_| r == 0),
+        };
+        match supplied {
+            Some(m) => {
                 if m.nrows() != fed.d() || m.ncols() != p.k {
                     return Err(FedmixError::DimensionMismatch {
                         what: "IFCA initial models (d × k entries)".into(),
@@ -309,8 +343,39 @@ impl Ifca {
                 }
                 Ok(m.clone())
             }
-            _ => Ok(init_models(fed.d(), p.k, p.init, p.init_scale, seed, r)),
+            None => Ok(init_models(fed.d(), p.k, p.init, p.init_scale, seed, r)),
         }
+    }
+
+    /// Check the supplied files against the run: one start or one per restart, `k` models
+    /// each; a schedule of `restarts × rounds × M`.
+    fn check_given(&self, p: &IfcaParams, fed: &Federation, given: &Randomness) -> Result<()> {
+        if let Some(s) = &given.init {
+            let n = s.value.len();
+            if n != 1 && n != p.restarts {
+                return Err(FedmixError::InvalidRandomness {
+                    path: s.source.clone(),
+                    field: "init".into(),
+                    reason: format!(
+                        "{n} starts, but the run has restarts = {} (give k × d for restart 0, \
+                         or restarts × k × d)",
+                        p.restarts
+                    ),
+                });
+            }
+            if let Some(m) = s.value.iter().find(|m| m.ncols() != p.k) {
+                return Err(FedmixError::InvalidRandomness {
+                    path: s.source.clone(),
+                    field: "init".into(),
+                    reason: format!("{} models per start, but k = {}", m.ncols(), p.k),
+                });
+            }
+        }
+        if let Some(s) = &given.participation {
+            s.value
+                .check(&s.source, p.restarts, p.local.rounds, fed.num_clients())?;
+        }
+        Ok(())
     }
 }
 
@@ -320,13 +385,27 @@ impl Algorithm for Ifca {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_with(fed, seed, &Randomness::default(), rec)
+    }
+}
+
+impl WithRandomness for Ifca {
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
         let p = IfcaParams::from_config(&self.cfg, fed)?;
+        self.check_given(&p, fed, given)?;
+        let schedule = given.participation.as_ref().map(|s| &s.value);
         let mut losses = Vec::with_capacity(p.restarts);
         let mut comm_all = Comm::default();
         let mut first_err = None;
         let mut kept = None;
         for r in 0..p.restarts {
-            let theta0 = self.start(&p, fed, seed, r)?;
+            let theta0 = self.start(&p, fed, seed, r, given)?;
             // With one restart, record directly; otherwise run quietly and re-run the chosen
             // restart with the caller's recorder (runs are deterministic).
             let mut quiet = Recorder::quiet();
@@ -336,7 +415,7 @@ impl Algorithm for Ifca {
                 &mut quiet
             };
             let before = sink.rows.len();
-            let result = run_restart(fed, &p, &theta0, seed, r, sink);
+            let result = run_restart_with(fed, &p, &theta0, seed, r, schedule, sink);
             let c = sink.rows[before..]
                 .iter()
                 .fold(Comm::default(), |a, row| sum_comm(a, row.comm));
@@ -363,12 +442,13 @@ impl Algorithm for Ifca {
         }
         let (theta_hat, labels) = match kept {
             Some(k) => k,
-            None => run_restart(
+            None => run_restart_with(
                 fed,
                 &p,
-                &self.start(&p, fed, seed, chosen)?,
+                &self.start(&p, fed, seed, chosen, given)?,
                 seed,
                 chosen,
+                schedule,
                 rec,
             )?,
         };
@@ -388,6 +468,40 @@ impl Algorithm for Ifca {
             labels,
             termination: Termination::MaxRounds,
             extra,
+        })
+    }
+
+    /// The initial models of every restart (`R × k × d`, or `k × d` with one restart) and, with
+    /// partial participation or a supplied schedule, the participation schedule.
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
+        let p = IfcaParams::from_config(&self.cfg, fed)?;
+        self.check_given(&p, fed, given)?;
+        let drawn: std::path::PathBuf = format!("<drawn from seed {seed}>").into();
+        let inits = (0..p.restarts)
+            .map(|r| self.start(&p, fed, seed, r, given))
+            .collect::<Result<Vec<_>>>()?;
+        let participation = match &given.participation {
+            Some(s) => Some(s.clone()),
+            None => (participation::participant_count(fed.num_clients(), p.participation)
+                < fed.num_clients())
+            .then(|| Supplied {
+                source: drawn.clone(),
+                value: Schedule::draw(
+                    seed,
+                    p.restarts,
+                    p.local.rounds,
+                    fed.num_clients(),
+                    p.participation,
+                ),
+            }),
+        };
+        Ok(Randomness {
+            init: Some(Supplied {
+                source: given.init.as_ref().map_or(drawn, |s| s.source.clone()),
+                value: inits,
+            }),
+            participation,
+            ..Randomness::default()
         })
     }
 }
