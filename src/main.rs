@@ -50,9 +50,35 @@ struct SourceArgs {
     /// Override: `--set key=value`; with --setting, generator keys go to the data.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Initial models, k × d float64 .npy (two-phase: 1 × d, the common Phase 1 start).
+    /// Initial models, k × d float64 .npy (two-phase, fedavg: 1 × d); IFCA: restarts × k × d
+    /// for every restart (k × d: restart 0 only).
     #[arg(long)]
     init: Option<PathBuf>,
+    /// Phase 1 anchors (and faithful client sets) from a JSON file (docs/validating.md §2).
+    #[arg(long)]
+    anchors: Option<PathBuf>,
+    /// Phase 1 orthogonal-iteration starts Q₀: iterations × anchors × d × k float64 .npy.
+    #[arg(long)]
+    q0: Option<PathBuf>,
+    /// Phase 1 power-iteration starts: iterations × anchors × k float64 .npy.
+    #[arg(long)]
+    power_start: Option<PathBuf>,
+    /// Participation schedule: restarts × rounds × M (or rounds × M) int64 0/1 .npy.
+    #[arg(long)]
+    participation: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    /// The randomness files given.
+    fn randomness_paths(&self) -> fedmix::randomness::RandomnessPaths {
+        fedmix::randomness::RandomnessPaths {
+            init: self.init.clone(),
+            anchors: self.anchors.clone(),
+            q0: self.q0.clone(),
+            power_start: self.power_start.clone(),
+            participation: self.participation.clone(),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -68,6 +94,11 @@ struct RunArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Also write every randomness the run used into this directory (init.npy, anchors.json,
+    /// q0.npy, power_start.npy, participation.npy: those the algorithm uses), in the formats
+    /// the flags read.
+    #[arg(long, value_name = "DIR")]
+    export_randomness: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -264,16 +295,20 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
     Ok(())
 }
 
-/// Data, configuration, algorithm and initial models of a run.
+/// Data, configuration, algorithm and randomness of a run.
 struct Prepared {
     ds: Dataset,
     cfg: fedmix::algorithms::two_phase::RunConfig,
     alg: Box<dyn fedmix::run::Algorithm>,
-    init: Option<nalgebra::DMatrix<f64>>,
+    /// The randomness supplied from files.
+    given: fedmix::randomness::Randomness,
+    /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
+    resolved: Option<fedmix::randomness::Randomness>,
 }
 
-fn prepare(args: &SourceArgs) -> Result<Prepared> {
+fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
     use fedmix::algorithms::two_phase::RunConfig;
+    use fedmix::randomness::{by_name_with, load, resolve};
     let sets = parse_sets(&args.sets)?;
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
@@ -304,30 +339,58 @@ fn prepare(args: &SourceArgs) -> Result<Prepared> {
         config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())),
         &run_sets,
     )?;
-    let init = match &args.init {
-        Some(p) => {
-            let (shape, v) = fedmix::io::read_f64(p, &[None, Some(ds.train.d())])?;
-            Some(nalgebra::DMatrix::from_vec(shape[1], shape[0], v))
-        }
-        None => None,
+    let given = load(
+        &args.randomness_paths(),
+        ds.train.d(),
+        ds.train.num_clients(),
+    )?;
+    let resolved = match export {
+        true => Some(resolve(
+            &args.algorithm,
+            &cfg,
+            &ds.train,
+            args.seed,
+            &given,
+        )?),
+        false => None,
     };
-    let alg = fedmix::algorithms::by_name(
+    let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
+    let alg = by_name_with(
         &args.algorithm,
         &cfg,
-        init.clone(),
-        ds.manifest.parameters.as_ref().map(|p| p.sigma),
+        resolved.clone().unwrap_or_else(|| given.clone()),
+        sigma,
     )?;
-    Ok(Prepared { ds, cfg, alg, init })
+    Ok(Prepared {
+        ds,
+        cfg,
+        alg,
+        given,
+        resolved,
+    })
 }
 
 fn run_algorithm(args: RunArgs) -> Result<()> {
     use fedmix::run::Recorder;
     let started = std::time::Instant::now();
     fedmix::output::check_fresh_output(&args.out, args.force)?;
-    let Prepared { ds, cfg, alg, .. } = prepare(&args.src)?;
+    if let Some(dir) = &args.export_randomness {
+        fedmix::output::check_fresh_output(dir, args.force)?;
+    }
+    let Prepared {
+        ds,
+        cfg,
+        alg,
+        given,
+        resolved,
+    } = prepare(&args.src, args.export_randomness.is_some())?;
     let args_src = &args.src;
     let mut rec = Recorder::new(args.save_iterates);
     let out = alg.run(&ds.train, args_src.seed, &mut rec)?;
+    let exported = match (&args.export_randomness, &resolved) {
+        (Some(dir), Some(r)) => Some((dir, fedmix::randomness::export(dir, r)?)),
+        _ => None,
+    };
     let p2 = cfg.phase2(&ds.train);
     let mut summary = serde_json::Map::new();
     summary.insert("algorithm".into(), serde_json::json!(alg.name()));
@@ -354,6 +417,17 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
         serde_json::json!(args_src.init.as_ref().map(|p| p.display().to_string())),
     );
     summary.insert(
+        "randomness".into(),
+        serde_json::json!({
+            "supplied": fedmix::randomness::summary(&given),
+            "drawn_from_seed": "everything not supplied",
+            "exported": exported.as_ref().map(|(dir, files)| serde_json::json!({
+                "dir": dir.display().to_string(),
+                "files": files,
+            })),
+        }),
+    );
+    summary.insert(
         "constants".into(),
         fedmix::output::data_constants(&ds.train, p2.eta, p2.local_steps),
     );
@@ -374,6 +448,16 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
         fin
     );
     say!("wrote {}", args.out.display());
+    if let Some((dir, files)) = &exported {
+        match files.is_empty() {
+            true => say!(
+                "{}: nothing to export ({} draws no randomness)",
+                dir.display(),
+                alg.name()
+            ),
+            false => say!("wrote {} ({})", dir.display(), files.join(", ")),
+        }
+    }
     Ok(())
 }
 
@@ -385,7 +469,8 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
         }
     }
-    let Prepared { ds, alg, init, .. } = prepare(&args.src)?;
+    let Prepared { ds, alg, given, .. } = prepare(&args.src, false)?;
+    let init = given.first_init();
     let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
         Some(p) => Some(fedmix::io::read_i64(
@@ -397,11 +482,8 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     let mut rec = Recorder::new(true);
     alg.run(&ds.train, args.src.seed, &mut rec)?;
     let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
-    // The start of round 1: the given initial models when they are the Phase 2 start.
     // The start of round 1, when the given initial models are the Phase 2 start.
-    let start = init
-        .as_ref()
-        .filter(|m| m.ncols() == k && args.src.algorithm != "two-phase");
+    let start = init.filter(|m| m.ncols() == k && args.src.algorithm != "two-phase");
     let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
     let report = compare(
         start,

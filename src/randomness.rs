@@ -90,23 +90,23 @@ pub struct RandomnessPaths {
 }
 
 impl Randomness {
-    /// The kinds present, by flag name.
-    fn kinds(&self) -> Vec<&'static str> {
+    /// The kinds present, by flag name, with their files.
+    fn kinds(&self) -> Vec<(&'static str, &Path)> {
         let mut v = Vec::new();
-        if self.init.is_some() {
-            v.push("init");
+        if let Some(s) = &self.init {
+            v.push(("init", s.source.as_path()));
         }
-        if self.anchors.is_some() {
-            v.push("anchors");
+        if let Some(s) = &self.anchors {
+            v.push(("anchors", s.source.as_path()));
         }
-        if self.q0.is_some() {
-            v.push("q0");
+        if let Some(s) = &self.q0 {
+            v.push(("q0", s.source.as_path()));
         }
-        if self.power_start.is_some() {
-            v.push("power-start");
+        if let Some(s) = &self.power_start {
+            v.push(("power-start", s.source.as_path()));
         }
-        if self.participation.is_some() {
-            v.push("participation");
+        if let Some(s) = &self.participation {
+            v.push(("participation", s.source.as_path()));
         }
         v
     }
@@ -376,10 +376,10 @@ pub fn accepted(name: &str) -> &'static [&'static str] {
 /// [`FedmixError::InvalidParameter`] naming the flag.
 pub fn check_accepted(name: &str, given: &Randomness) -> Result<()> {
     let ok = accepted(name);
-    match given.kinds().into_iter().find(|k| !ok.contains(k)) {
-        Some(k) => Err(FedmixError::invalid(
+    match given.kinds().into_iter().find(|(k, _)| !ok.contains(k)) {
+        Some((k, path)) => Err(FedmixError::invalid(
             &format!("--{k}"),
-            name,
+            path.display(),
             if ok.is_empty() {
                 format!("algorithm `{name}` takes no randomness from files")
             } else {
