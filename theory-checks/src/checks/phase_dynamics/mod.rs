@@ -9,6 +9,7 @@ pub mod lemma10_misclustering_probability;
 pub mod lemma11_subset_norms;
 pub mod lemma9_sign_patterns;
 pub mod prop2_moment_descent_contraction;
+pub mod srfca_refine_misclustering;
 pub mod support;
 pub mod theorem1_phase1_from_any_init;
 pub mod theorem2_phase2_contraction;
@@ -43,5 +44,9 @@ pub fn all() -> Vec<Check> {
         ("theorem3_final_error", theorem3_final_error::run),
         ("lemma11_subset_norms", lemma11_subset_norms::run),
         ("ifca_theorem1_contraction", ifca_theorem1_contraction::run),
+        (
+            "srfca_refine_misclustering",
+            srfca_refine_misclustering::run,
+        ),
     ]
 }

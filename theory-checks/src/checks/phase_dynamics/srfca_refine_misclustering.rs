@@ -1,0 +1,351 @@
+//! SR-FCA (Vardhan, Ghosh, Mazumdar 2024), Lemma 4.6 and Theorem 4.8: ONE_SHOT fails to
+//! recover the clustering with probability `Pr[C₀ ≠ C*] ≤ p = m d exp(−n b₂Δ/(L√d))`
+//! (Lemma 4.6 — `p/m` is, up to the union bound, one client's error probability), and one
+//! REFINE step brings it down to `Pr[C₁ ≠ C*] ≤ ρ₁ p / m^{1−ρ₂}` (Theorem 4.8; Remark 4.9:
+//! "by (almost) a factor of 1/m"). Theorem 4.14's model guarantee is stated under the same
+//! conditions, after the clustering is recovered; it is the misclustering part that is checked
+//! here (SPEC §7's row "SR-FCA Thm 4.14": misclustering after REFINE).
+//!
+//! Setup: the linear model of Proposition 4.1 with `dist = ℓ₂` (the theory's): k = 2, d = 10,
+//! `θ*_j = (Δ/√2)e_j` (Δ = `ε₂` = 1, `ε₁` = 0), σ = [`SIGMA`], m = [`CLIENTS`] clients with client
+//! i in cluster `i mod 2` (`c_min` = 25), n samples each. The library's SR-FCA
+//! ([`SrFca::run_detailed`]) with exact local least squares (ONE_SHOT's `T → ∞`), λ = Δ/2 (the
+//! midpoint of `(ε₁, ε₂)`, Lemma 4.6's best threshold), t = [`SIZE`], β = [`BETA`], one REFINE
+//! step with `T = `[`REFINE_ROUNDS`] TrimmedMeanGD steps at the library's default step. `C₀` and
+//! `C₁` are the labels the algorithm records after ONE_SHOT and after the REFINE step.
+//! `C ≠ C*` (SRFCA Definition 3.1): not exactly k clusters, or some client unassigned or in a
+//! cluster whose majority label is not its own. Decision: a replicate where ONE_SHOT forms no
+//! cluster at all (`NoClustersFormed`) counts as failed at both stages.
+//!
+//! Non-vacuity: the regime is chosen so that ONE_SHOT fails often — at the small n of the grid
+//! `Pr[C₀ ≠ C*]` is near 1 and a tenth to a half of the clients are misclustered; the check
+//! requires `P̂[C₀ ≠ C*] ≥ ½` at ≥ [`MIN_BITING`] grid points.
+//!
+//! Tests (replicates independent, seeds `child(seed, 41, ·)`), n over a grid where the
+//! per-client ONE_SHOT error `q₀(n)` spans two orders of magnitude:
+//! 1. **REFINE reduces the error** (Thm 4.8 vs Lemma 4.6): exact one-sided sign (McNemar) test
+//!    on the replicates where the two stages disagree, pooled over the grid — H₀ "REFINE breaks
+//!    at least as many replicates as it fixes" must be rejected at level [`ALPHA`].
+//! 2. **By a factor ~m** (Thm 4.8's `ρ₁ p/m^{1−ρ₂}` with `p/m ≈ q₀`): `Pr[C₁ ≠ C*] ≤ C q₀(n)`
+//!    with one constant C, calibrated on [`CAL_N`] (largest `P̂₁/q̂₀` over points with ≥
+//!    [`MIN_COUNT`] events, × [`SAFETY`]) and validated on the disjoint n-grid by binomial tests
+//!    of the count of `C₁ ≠ C*` replicates against `min(1, C q̂₀)` at level `ALPHA/#tests`
+//!    (Bonferroni; `q̂₀` pools all clients of all replicates of the point, so its error is
+//!    small next to the test's). The same test applied to ONE_SHOT's `C₀` must reject at ≥
+//!    `MIN_BITING` points — otherwise the bound would not separate the two stages.
+//! 3. **Exponential decay in n at ONE_SHOT's rate** (`ρ₁ p/m^{1−ρ₂}` has Lemma 4.6's exponent):
+//!    the least-squares slope of `ln P̂₁` on n equals that of `ln q̂₀` within [`RATE_TOL`]
+//!    (relative), both negative; points with fewer than `MIN_COUNT` events are left out.
+//!
+//! Statistic: the largest `count / critical count` of test 2 (pass ≤ 1). Sabotage: REFINE with
+//! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
+//! RECLUSTER and MERGE act on models near `w₀ = 0` (MERGE then joins the two clusters).
+
+use super::support::{child, fmt_list, Mixture};
+use crate::framework::{
+    binomial_upper_critical, linear_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+};
+use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::algorithms::two_phase::RunConfig;
+use fedmix::metrics::majority_misclustering;
+use fedmix::run::{as_options, Recorder, UNASSIGNED};
+use nalgebra::DMatrix;
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+/// Noise σ.
+pub const SIGMA: f64 = 0.4;
+/// Clients m.
+pub const CLIENTS: usize = 50;
+/// Size parameter t.
+pub const SIZE: usize = 5;
+/// Trimming level β of TrMean_β.
+pub const BETA: f64 = 0.1;
+/// TrimmedMeanGD steps T of the REFINE step.
+pub const REFINE_ROUNDS: usize = 50;
+/// Level of the tests (family-wise for test 2).
+pub const ALPHA: f64 = 0.01;
+/// Safety factor on C.
+pub const SAFETY: f64 = 2.0;
+/// Fewest events for a point to enter the calibration or a rate fit.
+pub const MIN_COUNT: usize = 3;
+/// Fewest grid points where ONE_SHOT fails with probability ≥ ½, and where the bound of test 2
+/// rejects ONE_SHOT.
+pub const MIN_BITING: usize = 2;
+/// Allowed relative difference of the decay rates in n of `P̂₁` and `q̂₀`.
+pub const RATE_TOL: f64 = 0.35;
+/// Calibration sample sizes.
+pub const CAL_N: [usize; 3] = [15, 19, 23];
+const K: usize = 2;
+const D: usize = 10;
+const DELTA: f64 = 1.0;
+
+/// One grid point: replicates, failures per stage, misclustered clients per stage.
+#[derive(Clone, Debug)]
+struct Point {
+    n: usize,
+    reps: usize,
+    fail0: usize,
+    fail1: usize,
+    /// Replicates fixed by REFINE (`C₀ ≠ C*`, `C₁ = C*`) and broken by it.
+    fixed: usize,
+    broken: usize,
+    wrong0: usize,
+    wrong1: usize,
+    /// Replicates whose `C₀` violates Theorem 4.8's premise (a true cluster without a proxy, or
+    /// a cluster without a strict majority).
+    bad_start: usize,
+}
+
+impl Point {
+    fn p0(&self) -> f64 {
+        self.fail0 as f64 / self.reps as f64
+    }
+    fn p1(&self) -> f64 {
+        self.fail1 as f64 / self.reps as f64
+    }
+    fn q0(&self) -> f64 {
+        self.wrong0 as f64 / (self.reps * CLIENTS) as f64
+    }
+    fn q1(&self) -> f64 {
+        self.wrong1 as f64 / (self.reps * CLIENTS) as f64
+    }
+}
+
+/// Stage quality: misclustered clients (unassigned count), exact recovery, and whether the
+/// clustering is "good" in Theorem 4.8's sense.
+fn quality(labels: &[usize], truth: &[usize]) -> (usize, bool, bool) {
+    let k_hat = labels
+        .iter()
+        .filter(|&&l| l != UNASSIGNED)
+        .max()
+        .map_or(0, |m| m + 1);
+    let ones = vec![1; labels.len()];
+    match majority_misclustering(&as_options(labels), truth, &ones, k_hat) {
+        Ok(mm) => {
+            let wrong = (mm.clients * labels.len() as f64).round() as usize;
+            let good = mm.proxies == K && mm.cluster_label.iter().all(Option::is_some);
+            (wrong, wrong == 0 && k_hat == K, good)
+        }
+        Err(_) => (labels.len(), false, false),
+    }
+}
+
+fn config(sabotage: bool) -> RunConfig {
+    RunConfig {
+        srfca_lambda: Some(DELTA / 2.0),
+        srfca_size: SIZE,
+        srfca_beta: BETA,
+        srfca_refine_steps: 1,
+        srfca_refine_rounds: if sabotage { 1 } else { REFINE_ROUNDS },
+        ..RunConfig::default()
+    }
+}
+
+fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
+    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let mix = Mixture::with_theta(ts, SIGMA);
+    let truth: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
+    let alg = SrFca {
+        cfg: config(cfg.sabotage),
+    };
+    let mut pt = Point {
+        n,
+        reps,
+        fail0: 0,
+        fail1: 0,
+        fixed: 0,
+        broken: 0,
+        wrong0: 0,
+        wrong1: 0,
+        bad_start: 0,
+    };
+    for r in 0..reps as u64 {
+        let fed = mix.federation(
+            &truth,
+            &[n; CLIENTS],
+            child(cfg.seed, 41, tag * 100_000 + r),
+        );
+        let mut rec = Recorder::new(true);
+        let ((w0, ok0, good0), (w1, ok1)) = match alg.run_detailed(&fed, &mut rec) {
+            Ok(_) => {
+                let first = quality(&rec.labels[0], &truth);
+                let (w1, ok1, _) = quality(rec.labels.last().expect("REFINE ran"), &truth);
+                (first, (w1, ok1))
+            }
+            Err(_) => ((CLIENTS, false, false), (CLIENTS, false)),
+        };
+        pt.wrong0 += w0;
+        pt.wrong1 += w1;
+        pt.fail0 += usize::from(!ok0);
+        pt.fail1 += usize::from(!ok1);
+        pt.fixed += usize::from(!ok0 && ok1);
+        pt.broken += usize::from(ok0 && !ok1);
+        pt.bad_start += usize::from(!good0);
+    }
+    pt
+}
+
+/// The largest `x` with `P[Bin(n, ½) ≤ x] ≤ α` (`None` if even 0 is too likely): observing at
+/// most this many "broken" among `n` discordant replicates rejects "REFINE breaks at least as
+/// often as it fixes" at level α (exact one-sided sign test).
+fn sign_test_critical(n: u64, alpha: f64) -> Option<u64> {
+    let b = Binomial::new(0.5, n).ok()?;
+    (0..=n).take_while(|&x| b.cdf(x) <= alpha).last()
+}
+
+/// Slope of `ln y` on n over the points with at least `MIN_COUNT` events.
+fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<f64> {
+    let v: Vec<(f64, f64)> = pts
+        .iter()
+        .filter(|p| y(p).1 >= MIN_COUNT)
+        .map(|p| (p.n as f64, y(p).0.ln()))
+        .collect();
+    (v.len() >= 3).then(|| {
+        linear_fit(
+            &v.iter().map(|x| x.0).collect::<Vec<_>>(),
+            &v.iter().map(|x| x.1).collect::<Vec<_>>(),
+        )
+        .0
+    })
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let reps = cfg.pick(60, 300);
+    let val_n: Vec<usize> = cfg.pick(
+        vec![14, 16, 18, 20, 22, 25, 28],
+        vec![14, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 30],
+    );
+    let cal: Vec<Point> = CAL_N
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| measure(cfg, n, reps, i as u64))
+        .collect();
+    let val: Vec<Point> = val_n
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| measure(cfg, n, reps, 100 + i as u64))
+        .collect();
+    // Test 1: pooled sign test.
+    let all: Vec<&Point> = cal.iter().chain(&val).collect();
+    let fixed: usize = all.iter().map(|p| p.fixed).sum();
+    let broken: usize = all.iter().map(|p| p.broken).sum();
+    let crit1 = sign_test_critical((fixed + broken) as u64, ALPHA);
+    let test1 = crit1.is_some_and(|c| broken as u64 <= c);
+    // Test 2: one constant C.
+    let c_raw = cal
+        .iter()
+        .filter(|p| p.fail1 >= MIN_COUNT && p.wrong0 > 0)
+        .map(|p| p.p1() / p.q0())
+        .fold(0.0, f64::max);
+    let c = c_raw * SAFETY;
+    let alpha_each = ALPHA / val.len() as f64;
+    let crit = |p: &Point| {
+        binomial_upper_critical(p.reps as u64, (c * p.q0()).min(1.0), alpha_each).max(1)
+    };
+    let worst = val
+        .iter()
+        .map(|p| p.fail1 as f64 / crit(p) as f64)
+        .fold(0.0, f64::max);
+    let rejected: Vec<String> = val
+        .iter()
+        .filter(|p| p.fail1 as u64 > crit(p))
+        .map(|p| format!("n={}: {} > {}", p.n, p.fail1, crit(p)))
+        .collect();
+    let one_shot_rejected: Vec<String> = val
+        .iter()
+        .filter(|p| p.fail0 as u64 > crit(p))
+        .map(|p| format!("n={}: {} > {}", p.n, p.fail0, crit(p)))
+        .collect();
+    let nontrivial = all.iter().filter(|p| p.p0() >= 0.5).count();
+    // Test 3: rates in n.
+    let r0 = rate(&all, |p| (p.q0(), p.wrong0));
+    let r1 = rate(&all, |p| (p.p1(), p.fail1));
+    let mut slopes = Vec::new();
+    let rates_ok = match (r0, r1) {
+        (Some(r0), Some(r1)) => {
+            let fit = SlopeFit {
+                parameter:
+                    "n of ln P̂[C₁ ≠ C*] (REFINE); predicted = slope of ln q̂₀ (ONE_SHOT, per client)"
+                        .into(),
+                slope: r1,
+                predicted: r0,
+                tolerance: RATE_TOL * r0.abs(),
+            };
+            let ok = fit.ok() && r0 < 0.0 && r1 < 0.0;
+            slopes.push(fit);
+            ok
+        }
+        _ => false,
+    };
+    let passed = test1
+        && rejected.is_empty()
+        && c > 0.0
+        && one_shot_rejected.len() >= MIN_BITING
+        && nontrivial >= MIN_BITING
+        && rates_ok;
+    let row = |p: &Point| {
+        format!(
+            "n={}: P̂₀ = {:.3}, P̂₁ = {:.3}, q̂₀ = {:.4}, q̂₁ = {:.4}, fixed {}, broken {}, bad C₀ {}",
+            p.n,
+            p.p0(),
+            p.p1(),
+            p.q0(),
+            p.q1(),
+            p.fixed,
+            p.broken,
+            p.bad_start
+        )
+    };
+    let series = |f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
+        all.iter()
+            .map(|p| (p.n as f64, f(p)))
+            .filter(|(_, y)| *y > 0.0)
+            .collect()
+    };
+    let mut sorted: Vec<&Point> = all.clone();
+    sorted.sort_by_key(|p| p.n);
+    let bound_line: Vec<(f64, f64)> = sorted
+        .iter()
+        .map(|p| (p.n as f64, (c * p.q0()).min(1.0)))
+        .filter(|(_, y)| *y > 0.0)
+        .collect();
+    CheckRecord {
+        name: "srfca_refine_misclustering".into(),
+        claim: "one REFINE step cuts SR-FCA's misclustering: Pr[C₁ ≠ C*] < Pr[C₀ ≠ C*] and Pr[C₁ ≠ C*] ≤ C·q₀(n) (ONE_SHOT's per-client error, i.e. p/m), decaying in n at ONE_SHOT's exponential rate".into(),
+        source: "SR-FCA (Vardhan, Ghosh, Mazumdar 2024) Theorem 4.8 and Remark 4.9, with Lemma 4.6; the misclustering premise of Theorem 4.14".into(),
+        statistic: worst,
+        bound: 1.0,
+        constant: Some(c),
+        slopes,
+        passed,
+        details: vec![
+            format!("k = {K}, d = {D}, θ*_j = (Δ/√2)e_j, Δ = {DELTA}, σ = {SIGMA}, m = {CLIENTS} clients (client i in cluster i mod 2), n samples each; library SR-FCA: exact local least squares, dist ℓ₂, λ = Δ/2, t = {SIZE}, β = {BETA}, one REFINE step, T = {} TrimmedMeanGD steps; {reps} replicates per n (seeds child(seed, 41, ·))", if cfg.sabotage { 1 } else { REFINE_ROUNDS }),
+            format!("C ≠ C*: not exactly k clusters, or a client unassigned or in a cluster whose majority label is not its own (Def. 3.1); q̂ = misclustered clients / (reps·m)"),
+            format!("non-vacuity: points with P̂[C₀ ≠ C*] ≥ ½: {nontrivial} (need ≥ {MIN_BITING})"),
+            format!("test 1 (sign test, pooled): REFINE fixed {fixed} replicates and broke {broken}; reject H₀ 'broken ≥ fixed' at α = {ALPHA} when broken ≤ {} — {}", crit1.map_or("none (too few discordant replicates)".into(), |c| c.to_string()), if test1 { "rejected (REFINE helps)" } else { "NOT rejected" }),
+            format!("test 2: C = max calibration P̂₁/q̂₀ = {c_raw:.4} (n ∈ {CAL_N:?}, points with ≥ {MIN_COUNT} failures) × {SAFETY} = {c:.4}; binomial tests of #(C₁ ≠ C*) against min(1, C q̂₀) at α = {ALPHA}/{} each; rejected: {rejected:?}; statistic = max count/critical = {worst:.4}", val.len()),
+            format!("test 2 applied to ONE_SHOT (#(C₀ ≠ C*) against the same bound; must reject at ≥ {MIN_BITING} points): rejected at {}: {one_shot_rejected:?}", one_shot_rejected.len()),
+            format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {} (relative tolerance {RATE_TOL})", r0.map_or("n/a".into(), |r| format!("{r:.4}")), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{r:.4}"))),
+            format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation: {}", val.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("ratios P̂₀/q̂₀ (ONE_SHOT, up to m = {CLIENTS}): {}", fmt_list(&sorted.iter().filter(|p| p.wrong0 > 0).map(|p| p.p0() / p.q0()).collect::<Vec<_>>())),
+            "bad C₀ = ONE_SHOT outside Theorem 4.8's premise (a true cluster without a proxy or a cluster without a strict majority); such replicates stay in the counts (the theorem's first two error terms cover them)".into(),
+            if cfg.sabotage { "SABOTAGED: TrimmedMeanGD stopped after T = 1 step".into() } else { "REFINE as Algorithm 1".into() },
+        ],
+        figure: Some(Figure {
+            title: "SR-FCA: misclustering after ONE_SHOT and after one REFINE vs n".into(),
+            x_label: "n (samples per client)".into(),
+            y_label: "probability".into(),
+            log_x: false,
+            log_y: true,
+            series: vec![
+                Series { label: "P̂[C₀ ≠ C*] (ONE_SHOT)".into(), points: series(&|p| p.p0()), line: false },
+                Series { label: "P̂[C₁ ≠ C*] (after REFINE)".into(), points: series(&|p| p.p1()), line: false },
+                Series { label: "q̂₀ per client (ONE_SHOT)".into(), points: series(&|p| p.q0()), line: false },
+                Series { label: "q̂₁ per client (after REFINE)".into(), points: series(&|p| p.q1()), line: false },
+                Series { label: format!("min(1, C q̂₀), C = {c:.3}"), points: bound_line, line: true },
+            ],
+        }),
+    }
+}
