@@ -101,6 +101,54 @@ fn describe(data: &Path) -> Vec<String> {
     s(&["describe", "--data", data.to_str().unwrap()])
 }
 
+/// `run_args` for two-phase with practical anchors (any client eligible, n_H = 3) and a
+/// randomness file written into the data directory: `flag` → `file` with `content`.
+fn with_anchors(data: &Path, out: &Path, content: &str, extra: &[&str]) -> Vec<String> {
+    let f = data.join("anchors.json");
+    std::fs::write(&f, content).unwrap();
+    let mut a = run_args(
+        data,
+        out,
+        &["--set", "anchor_min_samples=4", "--set", "anchors=3"],
+    );
+    a.extend(s(extra));
+    a.extend(s(&["--anchors", f.to_str().unwrap()]));
+    a
+}
+
+/// `fedmix run --algorithm ifca` (3 rounds) with a participation file of `shape` (int64
+/// `data`, or float64 when `float`).
+fn with_participation(
+    data: &Path,
+    out: &Path,
+    shape: &[usize],
+    mask: &[i64],
+    float: bool,
+) -> Vec<String> {
+    let f = data.join("participation.npy");
+    if float {
+        let v: Vec<f64> = mask.iter().map(|&x| x as f64).collect();
+        fedmix::io::write_f64(&f, shape, &v).unwrap();
+    } else {
+        fedmix::io::write_i64(&f, shape, mask).unwrap();
+    }
+    s(&[
+        "run",
+        "--algorithm",
+        "ifca",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "rounds=3",
+        "--participation",
+        f.to_str().unwrap(),
+    ])
+}
+
+const PRACTICAL_3: &str = r#"{"version": 1, "variant": "practical", "anchors": [0, 1, 2]}"#;
+
 #[test]
 fn catalogue() {
     let root = Tmp(std::env::temp_dir().join(format!("fedmix-catalogue-{}", std::process::id())));
@@ -408,6 +456,143 @@ fn catalogue() {
             "non-empty output without --force",
             Box::new(|d, _| gen_args(d, &[])),
             vec!["--force"],
+        ),
+        (
+            "malformed anchors.json",
+            Box::new(|d, o| with_anchors(d, o, r#"{"version": 1, "anchors": [0, 1"#, &[])),
+            vec!["anchors.json", "malformed"],
+        ),
+        (
+            "anchors.json from the future",
+            Box::new(|d, o| {
+                with_anchors(
+                    d,
+                    o,
+                    r#"{"version": 2, "variant": "practical", "anchors": [0, 1, 2]}"#,
+                    &[],
+                )
+            }),
+            vec!["anchors.json", "version 2"],
+        ),
+        (
+            "anchor id out of range",
+            Box::new(|d, o| {
+                with_anchors(
+                    d,
+                    o,
+                    r#"{"version": 1, "variant": "practical", "anchors": [0, 1, 99]}"#,
+                    &[],
+                )
+            }),
+            vec!["anchors[2]", "99", "out of range"],
+        ),
+        (
+            "duplicate anchor id",
+            Box::new(|d, o| {
+                with_anchors(
+                    d,
+                    o,
+                    r#"{"version": 1, "variant": "practical", "anchors": [4, 1, 4]}"#,
+                    &[],
+                )
+            }),
+            vec!["anchors[2]", "twice"],
+        ),
+        (
+            "faithful anchors.json without client_sets",
+            Box::new(|d, o| {
+                with_anchors(
+                    d,
+                    o,
+                    r#"{"version": 1, "variant": "faithful", "anchors": [0, 1, 2]}"#,
+                    &[
+                        "--set",
+                        "phase1_variant=faithful",
+                        "--set",
+                        "ell=1",
+                        "--set",
+                        "m=2",
+                    ],
+                )
+            }),
+            vec!["client_sets", "missing"],
+        ),
+        (
+            "q0 of wrong shape",
+            Box::new(|d, o| {
+                let q = d.join("q0.npy");
+                fedmix::io::write_f64(&q, &[2, 3, 6, 2], &[0.0; 72]).unwrap();
+                with_anchors(
+                    d,
+                    o,
+                    PRACTICAL_3,
+                    &[
+                        "--set",
+                        "subspace=orthogonal-iteration",
+                        "--q0",
+                        q.to_str().unwrap(),
+                    ],
+                )
+            }),
+            vec!["q0.npy", "shape [2, 3, 6, 2]", "[2, 3, 6, 3]"],
+        ),
+        (
+            "q0 with NaN",
+            Box::new(|d, o| {
+                let q = d.join("q0.npy");
+                let mut v = vec![0.0; 108];
+                v[40] = f64::NAN;
+                fedmix::io::write_f64(&q, &[2, 3, 6, 3], &v).unwrap();
+                with_anchors(
+                    d,
+                    o,
+                    PRACTICAL_3,
+                    &[
+                        "--set",
+                        "subspace=orthogonal-iteration",
+                        "--q0",
+                        q.to_str().unwrap(),
+                    ],
+                )
+            }),
+            vec!["q0[0][2][1][1]", "non-finite"],
+        ),
+        (
+            "participation round with no participant",
+            Box::new(|d, o| {
+                let mut m = vec![1i64; 36];
+                m[12..24].fill(0);
+                with_participation(d, o, &[3, 12], &m, false)
+            }),
+            vec!["participation[0][1]", "no participant"],
+        ),
+        (
+            "participation entry not 0/1",
+            Box::new(|d, o| {
+                let mut m = vec![1i64; 36];
+                m[17] = 2;
+                with_participation(d, o, &[1, 3, 12], &m, false)
+            }),
+            vec!["participation[0][1][5]", "0 or 1"],
+        ),
+        (
+            "participation of wrong dtype (float64)",
+            Box::new(|d, o| with_participation(d, o, &[3, 12], &[1; 36], true)),
+            vec!["participation.npy", "dtype"],
+        ),
+        (
+            "participation rounds ≠ config",
+            Box::new(|d, o| with_participation(d, o, &[4, 12], &[1; 48], false)),
+            vec!["participation", "rounds", "4"],
+        ),
+        (
+            "--anchors for an algorithm without anchors",
+            Box::new(|d, o| {
+                let mut a = with_anchors(d, o, PRACTICAL_3, &[]);
+                a[2] = "ifca".into();
+                a
+            }),
+            vec!["--anchors", "ifca"],
         ),
     ];
     assert!(cases.len() >= 30);
