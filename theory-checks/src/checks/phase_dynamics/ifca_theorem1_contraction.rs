@@ -219,10 +219,18 @@ fn floor(cfg: &CheckConfig, inst: &Inst, reps: usize, tag: u64) -> (f64, f64, us
     (max, quantile(&v, 0.5), wrong)
 }
 
-/// Part C at one grid point: the largest `max_j (‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖)` over every
-/// round of `starts` trajectories, the misclustered machines, and the first trajectory's
-/// `max_j ‖θ_j − θ*_j‖`.
-fn trajectories(cfg: &CheckConfig, inst: &Inst, starts: usize, tag: u64) -> (f64, usize, Vec<f64>) {
+/// Part C at one grid point.
+struct Traj {
+    /// The largest `max_j (‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖)` over every round of every start.
+    worst: f64,
+    /// Misclustered machines over all rounds.
+    wrong: usize,
+    /// The first trajectory's `max_j ‖θ_j − θ*_j‖` per round.
+    path: Vec<f64>,
+}
+
+/// Part C: `starts` trajectories of [`TRAJECTORY_STEPS`] rounds from `0.4Δ`.
+fn trajectories(cfg: &CheckConfig, inst: &Inst, starts: usize, tag: u64) -> Traj {
     let ts = inst.theta_star();
     let mut worst = f64::NEG_INFINITY;
     let mut wrong = 0;
@@ -248,7 +256,7 @@ fn trajectories(cfg: &CheckConfig, inst: &Inst, starts: usize, tag: u64) -> (f64
             th = next;
         }
     }
-    (worst, wrong, path)
+    Traj { worst, wrong, path }
 }
 
 struct FloorPoint {
@@ -403,21 +411,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .chain(other.iter().filter(|i| i.k == 4))
         .copied()
         .collect();
-    let traj: Vec<(Inst, (f64, usize, Vec<f64>))> = traj_insts
+    let traj: Vec<(Inst, Traj)> = traj_insts
         .iter()
         .enumerate()
         .map(|(i, inst)| (*inst, trajectories(cfg, inst, starts_c, 700 + i as u64)))
         .collect();
     let worst_c = traj
         .iter()
-        .map(|(inst, (w, _, _))| w / shape(inst))
+        .map(|(inst, t)| t.worst / shape(inst))
         .fold(f64::NEG_INFINITY, f64::max);
     let wrong_b: usize = cal_pts
         .iter()
         .chain(val_b.iter().copied())
         .map(|p| p.wrong)
         .sum();
-    let wrong_c: usize = traj.iter().map(|(_, (_, w, _))| w).sum();
+    let wrong_c: usize = traj.iter().map(|(_, t)| t.wrong).sum();
     let all_insts = cal_b.iter().chain(&mn_sweep).chain(&d_sweep).chain(&other);
     let assumption_ok = all_insts
         .clone()
@@ -477,8 +485,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     );
     let traj_pts: Vec<(f64, f64)> = traj
         .iter()
-        .filter(|(_, (w, _, _))| *w > 0.0)
-        .map(|(inst, (w, _, _))| (shape(inst), *w))
+        .filter(|(_, t)| t.worst > 0.0)
+        .map(|(inst, t)| (shape(inst), t.worst))
         .collect();
     let shape_name = if cfg.sabotage {
         "(σ/p)√d/(mn')"
@@ -506,8 +514,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("part B validation, mn' sweep: {}", join(mn_pts.iter().map(row_b).collect())),
             format!("part B validation, d sweep: {}", join(d_pts.iter().map(row_b).collect())),
             format!("part B validation, σ and k: {}", join(other_pts.iter().map(row_b).collect())),
-            format!("part C ({starts_c} trajectories × {TRAJECTORY_STEPS} rounds per point, γ = {STEP_P:.4}/p): worst max_j(‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖) ÷ shape = {worst_c:.4} vs C₂ = {c2:.4}; per point: {}", join(traj.iter().map(|(i, (w, _, _))| format!("{}: {:.3}", i.label(), w / shape(i))).collect())),
-            format!("first trajectory (max_j error per round, {}): {}", traj[0].0.label(), super::support::fmt_list(&traj[0].1 .2)),
+            format!("part C ({starts_c} trajectories × {TRAJECTORY_STEPS} rounds per point, γ = {STEP_P:.4}/p): worst max_j(‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖) ÷ shape = {worst_c:.4} vs C₂ = {c2:.4}; per point: {}", join(traj.iter().map(|(i, t)| format!("{}: {:.3}", i.label(), t.worst / shape(i))).collect())),
+            format!("first trajectory (max_j error per round, {}): {}", traj[0].0.label(), super::support::fmt_list(&traj[0].1.path)),
             format!("misclustered machines (all rounds): part A {wrong_a}, part B {wrong_b}, part C {wrong_c} — eq. 1's exponential term is dropped (stricter) and not exercised"),
             format!("statistic = max(part B, part C) validation ratio = {worst:.4} vs C₂ = {c2:.4}"),
             if cfg.sabotage { "SABOTAGED: floor shape with exponent −1 in mn' (and predicted slope −1)".into() } else { "floor shape (σ/p)√(d/(mn')) as eq. 1".into() },
