@@ -25,6 +25,15 @@
 //!   GD steps of the shared local solver with step `eta`.
 //! - `λ`: `srfca_lambda`, or when unset the authors' code rule (`dist_fraction`): the
 //!   `⌈q·P⌉`-th smallest of the `P = M(M−1)/2` ONE_SHOT distances, `q = srfca_lambda_quantile`.
+//!   With connected components the working λ sit just below the smallest cross-cluster
+//!   distance, at the low end of the distances, which a low quantile finds and a
+//!   "middle of the histogram" rule does not (measurements on the field's doc).
+//!
+//! Limitation, measured (issue 4, `docs/baselines.md`): when `n_i ≪ d` (`srfca-linear`:
+//! n_i = 100, d = 1000) the local models do not separate pairwise — their distances are
+//! dominated by each client's ‖P_i θ*‖ — so no λ gives ONE_SHOT one pure component per true
+//! cluster, and since REFINE never creates clusters SR-FCA ends with K̂ = 1. This is the
+//! regime where the paper's Lemma 4.6 does not apply (it needs `n` large against `d`).
 //! - Sizes (`≥ t`) count clients, also in MERGE, whose graph nodes are clusters.
 //! - `TrMean_β` divides by the number of values kept, `J − 2⌊βJ⌋` (Definition 3.2 writes
 //!   `(1−2β)J`, equal when `βJ` is an integer): it is an average.
