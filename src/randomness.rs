@@ -364,8 +364,8 @@ pub fn load(paths: &RandomnessPaths, d: usize, m: usize) -> Result<Randomness> {
 pub fn accepted(name: &str) -> &'static [&'static str] {
     match name {
         "two-phase" => &["init", "anchors", "q0", "power-start"],
-        "phase2" | "ifca" => &["init", "participation"][..if name == "ifca" { 2 } else { 1 }],
-        "fedavg" => &["init", "participation"],
+        "phase2" => &["init"],
+        "ifca" | "fedavg" => &["init", "participation"],
         _ => &[],
     }
 }

@@ -14,6 +14,14 @@
 //! than k components the k largest are kept (ties: lowest anchor client index), with fewer a
 //! [`FedmixError::TooFewClusters`] error; the practical variant pairs samples by the all-pairs
 //! U-statistic `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i−1))` (selectable: [`Pairing`]).
+//!
+//! Randomness: the anchors `H` and (faithful) the fresh sets `S_t` come from
+//! `stream(seed, Sampling, 0)`; anchor `a`'s start `Q₀` at iteration `t` from
+//! `stream(seed, Subspace, 2(t·n_H + a))` and its power-iteration start from the next stream.
+//! Each can be supplied instead ([`run_fedmd_with`], `--anchors`, `--q0`, `--power-start`;
+//! formats in [`crate::randomness`]); [`phase1_randomness`] lists what a run draws. No sample
+//! is drawn at random: the faithful variant's fresh samples are consecutive (`0, 1` for a
+//! subspace client, `2ℓt..2ℓ(t+1)` for an anchor).
 
 use super::orthogonal_iteration::{assemble, federated_orthogonal_iteration, ClientMoment};
 use crate::error::{FedmixError, Result};

@@ -2,7 +2,8 @@
 //! "M_t ← random subset of worker machines"; FedAvg's client fraction, McMahan et al. 2017).
 //!
 //! Every draw comes from `stream(seed, Purpose::Sampling, restart · 2²⁴ + round)`, so the subset
-//! of round `t` of restart `r` does not depend on any other round, restart or knob.
+//! of round `t` of restart `r` does not depend on any other round, restart or knob. A
+//! [`Schedule`] supplied from a file (`--participation`) replaces these draws.
 
 use crate::error::{FedmixError, Result};
 use crate::rng::{stream, Purpose};

@@ -31,7 +31,7 @@ use serde_json::json;
 /// Default `γ = η max_i ‖φ_i‖²/n_i` when `eta` is not given: `η = 0.8 / max_i ‖φ_i‖²/n_i`.
 ///
 /// Decision, measured (two-phase issue, closing note): γ < 1 is required for every client
-/// [SXY21], and Phase 2's per-round progress `sη/κ = (1 − (1−γ)^s)/max_i(‖φ_i‖²/n_i)` grows
+/// \[SXY21\], and Phase 2's per-round progress `sη/κ = (1 − (1−γ)^s)/max_i(‖φ_i‖²/n_i)` grows
 /// with γ, so the rule takes the largest γ that keeps a 20% margin below 1. The worst client
 /// sets γ: in `sxy-unbalanced-*` the 900 clients with n_i = 10 < d = 100 have
 /// ‖φ_i‖²/n_i ≈ 17, so γ = 1/4 gives η ≈ 0.014 and Phase 2 (s = 5) is still far from converged

@@ -35,7 +35,9 @@
 //! - Decision: initial models given with `--init` are restart 0's start; restarts `1..R` stay
 //!   random (so an oracle start can be compared with random restarts in one run).
 //! - Decision: restart `r` draws its init from `stream(seed, Init, r)` and its participants from
-//!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](super::participation)).
+//!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](super::participation)). Both can
+//!   be supplied from files instead (`--init` with `restarts × k × d`, `--participation`;
+//!   [`crate::randomness`]).
 //!
 //! Public parameters: `ifca_option` (`gradient` | `model`, default `model`), `eta` (γ; default
 //! as Phase 2, `eta_gamma / max_i ‖φ_i‖²/n_i`), `local_steps` (τ), `local_solver`, `rounds` (T),
