@@ -123,7 +123,7 @@ macro_rules! draw_chart {
 }
 
 /// A short tick label: up to 4 significant digits, scientific outside [1e−3, 1e4).
-fn tick(v: f64) -> String {
+pub fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()

@@ -130,7 +130,12 @@ pub struct CheckRecord {
 impl CheckRecord {
     /// Print the statistic next to its bound (before any assertion is made).
     pub fn print(&self) {
-        println!(
+        println!("{}", self.summary_line());
+    }
+
+    /// The printed form: verdict, statistic next to bound, constant, slopes and details.
+    pub fn summary_line(&self) -> String {
+        let mut s = format!(
             "[{}] {}: statistic {:.6e} vs bound {:.6e}{} — {} [{}]",
             if self.passed { "PASS" } else { "FAIL" },
             self.name,
@@ -141,19 +146,20 @@ impl CheckRecord {
             self.claim,
             self.source
         );
-        for s in &self.slopes {
-            println!(
-                "      slope in {}: {:.4} (predicted {:.4} ± {:.4}) {}",
-                s.parameter,
-                s.slope,
-                s.predicted,
-                s.tolerance,
-                if s.ok() { "ok" } else { "MISMATCH" }
-            );
+        for f in &self.slopes {
+            s.push_str(&format!(
+                "\n      slope in {}: {:.4} (predicted {:.4} ± {:.4}) {}",
+                f.parameter,
+                f.slope,
+                f.predicted,
+                f.tolerance,
+                if f.ok() { "ok" } else { "MISMATCH" }
+            ));
         }
         for d in &self.details {
-            println!("      {d}");
+            s.push_str(&format!("\n      {d}"));
         }
+        s
     }
 }
 

@@ -7,8 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod checks;
+pub mod experiments;
 pub mod figure;
 pub mod framework;
+pub mod progress;
 
 pub use framework::{CheckConfig, CheckRecord, Profile};
 
@@ -22,18 +24,26 @@ pub fn registry() -> Vec<Check> {
 
 /// Run every check under `cfg`, printing each record as it completes.
 pub fn run_all(cfg: &CheckConfig, only: Option<&str>) -> Vec<CheckRecord> {
-    registry()
+    let chosen: Vec<Check> = registry()
         .into_iter()
         .filter(|(name, _)| only.is_none_or(|o| o.split(',').any(|x| x == *name)))
-        .map(|(_, f)| {
+        .collect();
+    let progress = progress::Progress::new("theory checks", chosen.len());
+    let records = chosen
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, f))| {
             let started = std::time::Instant::now();
             let mut r = f(cfg);
             r.details.push(format!(
                 "wall time {:.2} s",
                 started.elapsed().as_secs_f64()
             ));
-            r.print();
+            progress.println(&r.summary_line());
+            progress.step(i + 1, name);
             r
         })
-        .collect()
+        .collect();
+    progress.finish();
+    records
 }

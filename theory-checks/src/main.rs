@@ -1,62 +1,219 @@
 //! Runner: every theory check → `docs/theory/` (one SVG + JSON per check, a README table and
-//! `summary.json`). Exit status 1 when a check fails, 2 on a usage or I/O error.
+//! `summary.json`), then every experiment of `experiments/` → `docs/experiments/` and
+//! `docs/REPORT.md`; subcommands `experiment` (a shard of one sweep) and `merge`. Exit status 1
+//! when a check fails, 2 on a usage or I/O error.
 
-use clap::Parser;
-use std::path::Path;
+use clap::{Parser, Subcommand};
+use fedmix::experiment::{parse_shard, Experiment, RunOptions};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use theory_checks::experiments;
 use theory_checks::{figure, run_all, CheckConfig, CheckRecord, Profile};
 
 #[derive(Parser)]
 #[command(
     name = "theory-checks",
-    about = "Run every theory check and write docs/theory/"
+    about = "Run every theory check and paper experiment: docs/theory/, docs/experiments/, docs/REPORT.md"
 )]
 struct Args {
     /// Profile: quick (default) or full.
-    #[arg(long, default_value = "quick")]
+    #[arg(long, default_value = "quick", global = true)]
     profile: String,
-    /// Master seed.
+    /// Master seed of the theory checks.
     #[arg(long, default_value_t = 20221)]
     seed: u64,
-    /// Only these checks (comma-separated names).
+    /// Only these checks / experiments (comma-separated names).
     #[arg(long)]
     only: Option<String>,
-    /// Output directory.
+    /// Output directory of the theory checks.
     #[arg(long, default_value = "docs/theory")]
-    out: std::path::PathBuf,
+    out: PathBuf,
+    /// Directory of the experiment files.
+    #[arg(long, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Where the experiments' figures and REPORT.md go (figures under `experiments/`).
+    #[arg(long, default_value = "docs")]
+    docs: PathBuf,
+    /// Working directory of experiment cells (one subdirectory per experiment and profile).
+    #[arg(long, default_value = "target/fedmix-experiments")]
+    work: PathBuf,
+    /// Keep experiment cells already computed (after checking they match) instead of
+    /// recomputing them.
+    #[arg(long)]
+    resume: bool,
+    /// Skip the theory checks.
+    #[arg(long)]
+    no_checks: bool,
+    /// Skip the experiments.
+    #[arg(long)]
+    no_experiments: bool,
+    /// Worker threads for experiment cells (results do not depend on it).
+    #[arg(long, global = true)]
+    jobs: Option<usize>,
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run (a shard of) one experiment's cells into a directory (for clusters: one shard per
+    /// job-array task, then `merge`).
+    Experiment {
+        /// Experiment file (experiments/*.toml).
+        file: PathBuf,
+        /// Output directory of the cells.
+        #[arg(long)]
+        out: PathBuf,
+        /// Run only shard i of n (1-based), e.g. 3/8.
+        #[arg(long, default_value = "1/1")]
+        shard: String,
+        /// Skip cells already on disk.
+        #[arg(long)]
+        resume: bool,
+        /// Recompute cells already on disk.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Assemble figures (SVG + JSON) from whatever cells exist in a directory.
+    Merge {
+        /// Directory written by `experiment`.
+        dir: PathBuf,
+        /// Where the figures go (default: DIR/figures).
+        #[arg(long)]
+        figures: Option<PathBuf>,
+    },
+}
+
+fn profile_of(name: &str) -> Result<Profile, String> {
+    match name {
+        "quick" => Ok(Profile::Quick),
+        "full" => Ok(Profile::Full),
+        other => Err(format!("unknown profile `{other}` (quick | full)")),
+    }
+}
+
+fn jobs(j: Option<usize>) -> usize {
+    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let profile = match args.profile.as_str() {
-        "quick" => Profile::Quick,
-        "full" => Profile::Full,
-        other => {
-            eprintln!("error: unknown profile `{other}` (quick | full)");
-            return ExitCode::from(2);
+    let result = match &args.cmd {
+        Some(Cmd::Experiment {
+            file,
+            out,
+            shard,
+            resume,
+            force,
+        }) => (|| {
+            let plan = Experiment::from_file(file)
+                .and_then(|e| e.plan(&args.profile))
+                .map_err(|e| e.to_string())?;
+            let opts = RunOptions {
+                shard: parse_shard(shard).map_err(|e| e.to_string())?,
+                resume: *resume,
+                force: *force,
+                jobs: jobs(args.jobs),
+            };
+            let r = experiments::run_experiment(&plan, out, &opts)?;
+            println!(
+                "{}: {} cells computed, {} already present (shard {shard})",
+                plan.experiment.name, r.ran, r.skipped
+            );
+            Ok(true)
+        })(),
+        Some(Cmd::Merge { dir, figures }) => (|| {
+            let out = figures.clone().unwrap_or_else(|| dir.join("figures"));
+            let m = experiments::merge_and_render(dir, &out)?;
+            println!(
+                "{}: merged {}/{} cells into {}",
+                m.experiment,
+                m.cells_found,
+                m.cells_planned,
+                out.display()
+            );
+            Ok(true)
+        })(),
+        None => run_everything(&args),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
         }
-    };
-    let cfg = CheckConfig {
-        profile,
-        seed: args.seed,
-        sabotage: false,
-    };
-    let records = run_all(&cfg, args.only.as_deref());
-    if let Err(e) = write_reports(&args.out, &cfg, &records) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
     }
-    let failed = records.iter().filter(|r| !r.passed).count();
-    println!(
-        "theory checks: {} passed, {} failed",
-        records.len() - failed,
-        failed
-    );
-    if failed > 0 {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+}
+
+/// The README's main command: every theory check, then every experiment; `Ok(false)` when a
+/// check failed (after writing every report).
+fn run_everything(args: &Args) -> Result<bool, String> {
+    let profile = profile_of(&args.profile)?;
+    let mut ok = true;
+    if !args.no_checks {
+        let cfg = CheckConfig {
+            profile,
+            seed: args.seed,
+            sabotage: false,
+        };
+        let records = run_all(&cfg, args.only.as_deref());
+        write_reports(&args.out, &cfg, &records)?;
+        let failed = records.iter().filter(|r| !r.passed).count();
+        println!(
+            "theory checks: {} passed, {} failed",
+            records.len() - failed,
+            failed
+        );
+        ok = failed == 0;
     }
+    if !args.no_experiments {
+        run_experiments(args)?;
+    }
+    Ok(ok)
+}
+
+fn run_experiments(args: &Args) -> Result<(), String> {
+    let files = experiments::experiment_files(&args.experiments)?;
+    let figures = args.docs.join("experiments");
+    let mut entries = Vec::new();
+    for file in files {
+        let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
+        if args
+            .only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == e.name))
+        {
+            continue;
+        }
+        let plan = e.plan(&args.profile).map_err(|e| e.to_string())?;
+        let work = args.work.join(&args.profile).join(&e.name);
+        let started = std::time::Instant::now();
+        let opts = RunOptions {
+            shard: (1, 1),
+            resume: args.resume,
+            force: !args.resume,
+            jobs: jobs(args.jobs),
+        };
+        let r = experiments::run_experiment(&plan, &work, &opts)?;
+        let secs = started.elapsed().as_secs_f64();
+        let m = experiments::merge_and_render(&work, &figures)?;
+        println!(
+            "experiment {}: {} cells ({} computed, {} resumed) in {secs:.1} s → {}",
+            e.name,
+            m.cells_found,
+            r.ran,
+            r.skipped,
+            figures.display()
+        );
+        entries.push((e, m, secs));
+    }
+    if args.only.is_none() {
+        let md = experiments::report(&entries, "experiments", &args.profile);
+        fedmix::io::write_atomic(&args.docs.join("REPORT.md"), md.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Result<(), String> {

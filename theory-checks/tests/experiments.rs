@@ -1,0 +1,206 @@
+//! Sweeps (issue #6 item 4, issue #9 item 4): one process, shards and a killed-then-resumed
+//! run give byte-identical merged results; finished cells are never recomputed or lost.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const TINY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-experiment.toml");
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_theory-checks"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fedmix-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    let out = bin().args(args).output().expect("spawn theory-checks");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn ok(args: &[&str]) {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn cells(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("cells"))
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "json")
+                        && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Every merged output file (figures JSON + SVG) and every cell, as bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let figs = dir.join("figures");
+    let mut files: Vec<PathBuf> = cells(dir);
+    let mut f: Vec<PathBuf> = std::fs::read_dir(&figs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    f.sort();
+    files.extend(f);
+    files
+        .into_iter()
+        .map(|p| {
+            (
+                p.strip_prefix(dir).unwrap().display().to_string(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn reference() -> (PathBuf, Vec<(String, Vec<u8>)>) {
+    let d = scratch("reference");
+    let s = d.to_str().unwrap();
+    ok(&["experiment", TINY, "--out", s, "--jobs", "1"]);
+    ok(&["merge", s]);
+    let snap = snapshot(&d);
+    assert_eq!(cells(&d).len(), 8, "2 axis values × 2 variants × 2 seeds");
+    (d, snap)
+}
+
+#[test]
+fn shards_and_kill_resume_give_identical_merged_results() {
+    let (refdir, expected) = reference();
+
+    // Three shards, two threads each, in a different order.
+    let d = scratch("shards");
+    let s = d.to_str().unwrap();
+    for shard in ["3/3", "1/3", "2/3"] {
+        ok(&["experiment", TINY, "--out", s, "--shard", shard, "--jobs", "2"]);
+    }
+    ok(&["merge", s]);
+    assert_eq!(snapshot(&d), expected, "sharded run differs from one process");
+
+    // A partial merge works and says what is missing.
+    let p = scratch("partial");
+    let ps = p.to_str().unwrap();
+    ok(&["experiment", TINY, "--out", ps, "--shard", "1/4", "--jobs", "1"]);
+    let out = run(&["merge", ps]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("merged 2/8 cells"));
+
+    // Kill with SIGKILL after the first finished cell, then resume.
+    let k = scratch("killed");
+    let ks = k.to_str().unwrap();
+    let mut child = bin()
+        .args(["experiment", TINY, "--out", ks, "--jobs", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while cells(&k).is_empty() {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "no cell written in 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the child must have been killed");
+    let before = cells(&k).len();
+    assert!(
+        (1..8).contains(&before),
+        "killed midway: {before} of 8 cells finished"
+    );
+    // Without --resume the finished cells are protected.
+    let out = run(&["experiment", TINY, "--out", ks, "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resume"));
+    let out = run(&["experiment", TINY, "--out", ks, "--jobs", "2", "--resume"]);
+    assert!(out.status.success());
+    let msg = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        msg.contains(&format!("{} cells computed, {before} already present", 8 - before)),
+        "{msg}"
+    );
+    ok(&["merge", ks]);
+    assert_eq!(snapshot(&k), expected, "killed + resumed run differs");
+    eprintln!("kill-and-resume: killed after {before}/8 cells; resumed; merged bytes identical");
+
+    for dir in [refdir, d, p, k] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn a_cell_from_another_definition_is_refused_on_resume() {
+    let d = scratch("mismatch");
+    let s = d.to_str().unwrap();
+    ok(&["experiment", TINY, "--out", s, "--shard", "1/8", "--jobs", "1"]);
+    let changed = d.join("changed.toml");
+    let text = std::fs::read_to_string(TINY)
+        .unwrap()
+        .replace("rounds = 150", "rounds = 151");
+    std::fs::write(&changed, text).unwrap();
+    let out = run(&[
+        "experiment",
+        changed.to_str().unwrap(),
+        "--out",
+        s,
+        "--resume",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different experiment definition"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn malformed_experiment_files_get_one_line_errors() {
+    let d = scratch("malformed");
+    std::fs::create_dir_all(&d).unwrap();
+    let base = std::fs::read_to_string(TINY).unwrap();
+    let cases = [
+        ("unknown key", base.replace("paper =", "papr =")),
+        ("unknown algorithm", base.replace("\"fedavg\"", "\"fedavgg\"")),
+        ("unknown data parameter", base.replace("samples = 30", "sample = 30")),
+        ("bad config value", base.replace("rounds = 150", "rounds = -1")),
+        ("figure series typo", base.replace("metric = \"distance\"", "metric = \"distance\"\nseries = [\"nope\"]")),
+        ("zero seeds", base.replace("seeds = 2", "seeds = 0")),
+    ];
+    for (what, text) in cases {
+        let f = d.join("bad.toml");
+        std::fs::write(&f, text).unwrap();
+        let out = run(&[
+            "experiment",
+            f.to_str().unwrap(),
+            "--out",
+            d.join("out").to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.starts_with("error: "), "{what}: {err}");
+        assert!(!d.join("out").exists(), "{what}: output left behind");
+    }
+    let out = run(&["experiment", TINY, "--out", "x", "--shard", "4/3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(d);
+}
