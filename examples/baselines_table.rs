@@ -22,6 +22,7 @@
 use fedmix::algorithms::cfl::Cfl;
 use fedmix::algorithms::ifca::{official_success, Ifca, IfcaOfficial, OfficialParams};
 use fedmix::algorithms::one_shot::OneShot;
+use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::algorithms::two_phase::RunConfig;
 use fedmix::federation::Federation;
@@ -212,11 +213,11 @@ fn one_shot(cfg: &RunConfig) {
     let seeds = seeds(1..=5);
     println!("\n### one-shot on the SXY22 settings, seeds {seeds:?}\n");
     println!(
-        "| setting | misclustering of clients per seed | of samples per seed | d(θ̂, θ*) per seed |"
+        "| setting | misclustering of clients per seed | of samples per seed | d(θ̂, θ*) per seed | oracle-labels d(θ̂, θ*) per seed |"
     );
-    println!("|---|---|---|---|");
+    println!("|---|---|---|---|---|");
     for setting in ["sxy-balanced", "sxy-unbalanced-both"] {
-        let (mut mc, mut ms, mut ds) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut mc, mut ms, mut ds, mut od) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &seed in &seeds {
             let fed = data(setting, seed, &[]);
             let out = OneShot { cfg: cfg.clone() }
@@ -231,12 +232,18 @@ fn one_shot(cfg: &RunConfig) {
             mc.push(format!("{:.4}", q.clients));
             ms.push(format!("{:.4}", q.samples));
             ds.push(dist(&fed, &out));
+            // The same Phase 2 with the true labels fixed: what perfect clustering would reach.
+            let oracle = OracleLabels { cfg: cfg.clone() }
+                .run(&fed, seed, &mut Recorder::quiet())
+                .expect("oracle-labels runs");
+            od.push(dist(&fed, &oracle));
         }
         println!(
-            "| {setting} | {} | {} | {} |",
+            "| {setting} | {} | {} | {} | {} |",
             mc.join(", "),
             ms.join(", "),
-            ds.join(", ")
+            ds.join(", "),
+            od.join(", ")
         );
     }
 }
