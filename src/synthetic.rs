@@ -669,7 +669,24 @@ impl Ctx<'_> {
             for (j, x) in block.chunks_exact(d).enumerate() {
                 let signal: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum();
                 let noise: f64 = nrng.sample(StandardNormal);
-                responses[off + j] = signal + self.params.sigma * noise;
+                let y = signal + self.params.sigma * noise;
+                if !y.is_finite() {
+                    // Overflow of f64 (e.g. r or σ near 1e308): name the scale, not the data.
+                    let (name, value) = if signal.is_finite() {
+                        ("sigma", self.params.sigma)
+                    } else {
+                        ("r", self.params.r)
+                    };
+                    return Err(FedmixError::invalid(
+                        name,
+                        format!("{value:e}"),
+                        format!(
+                            "the generated response of client {i}, sample {j} overflows f64 \
+                             ({y}); use a smaller scale"
+                        ),
+                    ));
+                }
+                responses[off + j] = y;
             }
             off += n;
         }
