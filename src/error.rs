@@ -150,6 +150,18 @@ pub enum FedmixError {
         /// Round at which it happened.
         round: usize,
     },
+    /// An iterative solver stopped at its iteration cap without meeting its tolerance.
+    #[error("{what} did not converge after {iterations} iterations (residual {residual:.3e} > tolerance {tolerance:e})")]
+    NotConverged {
+        /// Which solver.
+        what: String,
+        /// Iterations (operator applications) taken.
+        iterations: usize,
+        /// Its convergence measure at the cap.
+        residual: f64,
+        /// The tolerance it had to meet.
+        tolerance: f64,
+    },
     /// A matrix that must be positive definite is not.
     #[error("{what} is not positive definite")]
     NotPositiveDefinite {

@@ -26,7 +26,7 @@
 use super::orthogonal_iteration::{assemble, federated_orthogonal_iteration, ClientMoment};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::linalg::{power_iteration, random_orthonormal, top_k_left_singular};
+use crate::linalg::{power_iteration, random_orthonormal, top_k_left_singular, top_k_symmetric};
 use crate::randomness::{AnchorsFile, Array, Randomness, Supplied};
 use crate::rng::{stream, Purpose, Rng};
 use crate::run::{check_finite_iterate, AnchorStats, Comm, Phase, Recorder, RoundRecord};
@@ -312,6 +312,7 @@ pub fn run_fedmd_with(
             training_loss: None,
             anchors: Some(stats),
             anchor_clusters: None,
+            empty_clusters: None,
             comm,
         });
     }
@@ -796,7 +797,7 @@ fn anchor_step(
             messages: set.len() as u64,
             ..Comm::default()
         });
-        top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), p.k)?
+        subspace_basis(fed, set, theta, pairing, p.k)?
     } else {
         let moments = client_moments(fed, set, theta, p.variant, pairing);
         let q0 = q0_at(d, p, t, a, h, seed, given)?;
@@ -888,6 +889,110 @@ pub fn subspace_matrix(
         off += n;
     }
     &s * s.transpose() - &e * e.transpose()
+}
+
+/// Largest `d` at which the practical variant's subspace step forms `Y` (`d × d`) and takes its
+/// SVD ([`top_k_left_singular`]); above it, [`subspace_basis`] applies `Y` implicitly.
+///
+/// Decision, measured (issue 7): forming `Y` costs `2d²N` flops and the SVD `O(d³)` — 1.2 s +
+/// 1.5 s per anchor and iteration at `d = 1000`, `N = 10⁴` — while one implicit application
+/// to a block of `b` vectors costs `4dNb`. At `d ≤ 256` both are milliseconds, and the dense
+/// path keeps the SXY22 settings (`d = 100`) and the golden vectors bit for bit as before.
+pub const DENSE_SUBSPACE_MAX_D: usize = 256;
+
+/// The practical variant's all-pairs `Y = S̃S̃ᵀ − ẼẼᵀ` (see [`subspace_matrix`]) as an operator
+/// that is never formed: `YV = S̃(S̃ᵀV) − X_S (r̃² ⊙ (X_SᵀV))`, with `X_S` the subspace clients'
+/// feature columns (read in place) and `r̃_j` sample `j`'s residual times its client's
+/// `√(w_i/(n_i(n_i−1)))`, since `Ẽ = X_S diag(r̃)`. One application to a `d × b` block costs
+/// two passes over the clients' data and `4dNb` flops.
+#[derive(Clone, Debug)]
+pub struct MomentOperator<'a> {
+    fed: &'a Federation,
+    /// Maximal runs of consecutive subspace clients: (first feature column, columns, offset
+    /// into `r2`).
+    runs: Vec<(usize, usize, usize)>,
+    /// `r̃_j²` in set order.
+    r2: Vec<f64>,
+    /// `S̃` (`d × |set|`), column `c` = `X_i r̃_i` of the set's `c`-th client.
+    s: DMatrix<f64>,
+}
+
+impl<'a> MomentOperator<'a> {
+    /// The operator at `theta` for the clients `set` (each with `n_i ≥ 2`).
+    pub fn new(fed: &'a Federation, set: &[usize], theta: &DVector<f64>) -> Self {
+        let total: usize = set.iter().map(|&i| fed.n(i)).sum();
+        let mut r2 = Vec::with_capacity(total);
+        let mut s = DMatrix::zeros(fed.d(), set.len());
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (c, &i) in set.iter().enumerate() {
+            let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+            let nf = n as f64;
+            let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+            let r = (y - x.tr_mul(theta)) * scale;
+            s.set_column(c, &(x * &r));
+            let start = fed.offsets()[i];
+            match runs.last_mut() {
+                Some(run) if run.0 + run.1 == start => run.1 += n,
+                _ => runs.push((start, n, r2.len())),
+            }
+            r2.extend(r.iter().map(|v| v * v));
+        }
+        Self { fed, runs, r2, s }
+    }
+
+    /// `Y v` for a `d × b` block `v`.
+    pub fn apply(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
+        // `Xᵀv` is formed as `(vᵀX)ᵀ`: nalgebra's `tr_mul` is a loop of dot products, while
+        // `vᵀ X` and `X (·)ᵀ` are blocked GEMMs that read `X` once per block.
+        let vt = v.transpose();
+        let mut w = &self.s * (&vt * &self.s).transpose();
+        for &(start, len, off) in &self.runs {
+            let x = self.fed.features().columns(start, len);
+            let mut pt = &vt * x; // b × len, column j = (vᵀ x_j)
+            for (mut col, r) in pt.column_iter_mut().zip(&self.r2[off..off + len]) {
+                col *= *r;
+            }
+            w.gemm(-1.0, &x, &pt.transpose(), 1.0);
+        }
+        w
+    }
+}
+
+/// The top-`k` left singular subspace `Û` (`d × k`) of the practical variant's `Y` at `theta`
+/// (SXY22 App. C's "direct SVD"), sign-fixed as [`top_k_left_singular`]. For `d ≤`
+/// [`DENSE_SUBSPACE_MAX_D`] or a pairing other than all-pairs: `Y` is formed
+/// ([`subspace_matrix`]) and decomposed, exactly as before. Otherwise `Y` (symmetric) is
+/// applied implicitly ([`MomentOperator`]) inside the block Krylov eigensolver
+/// [`top_k_symmetric`] (top-k by `|λ|` = top-k singular), run to
+/// [`crate::prec::KRYLOV_RESIDUAL_RTOL`]; if it has not converged once the implicit cost
+/// reaches that of forming `Y` (a search space of `d/2` vectors), `Y` is formed and the same
+/// solver runs on it up to the full space, where it is exact.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] (`k` larger than `d`), [`FedmixError::Divergence`] (SVD),
+/// [`FedmixError::NotConverged`] (not expected: the dense fallback ends exact).
+pub fn subspace_basis(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    pairing: Pairing,
+    k: usize,
+) -> Result<DMatrix<f64>> {
+    let d = fed.d();
+    if pairing != Pairing::AllPairs || d <= DENSE_SUBSPACE_MAX_D {
+        return top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), k);
+    }
+    let tol = crate::prec::KRYLOV_RESIDUAL_RTOL;
+    let block = (k + 8).max(2 * k);
+    let op = MomentOperator::new(fed, set, theta);
+    match top_k_symmetric(|v| op.apply(v), d, k, block, d / 2, tol) {
+        Ok(r) => Ok(r.vectors),
+        Err(FedmixError::NotConverged { .. }) => {
+            let y = subspace_matrix(fed, set, theta, pairing);
+            Ok(top_k_symmetric(|v| &y * v, d, k, block, d, tol)?.vectors)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Eq. 2: the anchor's projected cross moment `A` (`k × k`) and its mean residual moment `ḡ`
@@ -1083,4 +1188,53 @@ pub fn theorem1_choices(fed: &Federation, k: usize, c: &Theorem1Constants) -> Re
         });
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::projector_distance;
+    use crate::synthetic::generate_named;
+
+    fn fed(d: usize) -> Federation {
+        let sets: Vec<(String, String)> = [("d", d.to_string()), ("clients", "40".into())]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b))
+            .collect();
+        generate_named("sxy-balanced", 2, &sets).unwrap().train
+    }
+
+    /// The implicit operator applies the same `Y` as the formed matrix.
+    #[test]
+    fn moment_operator_applies_the_formed_matrix() {
+        let f = fed(30);
+        let set: Vec<usize> = (0..40).filter(|&i| i != 7).collect(); // two runs
+        let theta = DVector::from_fn(30, |r, _| 0.05 * r as f64);
+        let y = subspace_matrix(&f, &set, &theta, Pairing::AllPairs);
+        let v = DMatrix::from_fn(30, 5, |r, c| ((r * 5 + c) as f64).sin());
+        let got = MomentOperator::new(&f, &set, &theta).apply(&v);
+        let want = &y * &v;
+        assert!(
+            (&got - &want).amax() <= 1e-12 * want.amax(),
+            "{}",
+            (got - want).amax()
+        );
+    }
+
+    /// Above [`DENSE_SUBSPACE_MAX_D`] the implicit Krylov path spans the dense SVD's subspace.
+    #[test]
+    fn implicit_subspace_matches_the_dense_svd() {
+        let d = DENSE_SUBSPACE_MAX_D + 44;
+        let f = fed(d);
+        let set: Vec<usize> = (0..40).collect();
+        let ts = f.theta_star().unwrap();
+        for theta in [DVector::zeros(d), ts.column(0).clone_owned()] {
+            let dense =
+                top_k_left_singular(&subspace_matrix(&f, &set, &theta, Pairing::AllPairs), 3)
+                    .unwrap();
+            let fast = subspace_basis(&f, &set, &theta, Pairing::AllPairs, 3).unwrap();
+            let dist = projector_distance(&dense, &fast);
+            assert!(dist <= 1e-10, "{dist:e}");
+        }
+    }
 }
