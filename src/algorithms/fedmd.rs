@@ -33,6 +33,7 @@ use crate::run::{check_finite_iterate, AnchorStats, Comm, Phase, Recorder, Round
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -287,11 +288,25 @@ pub fn run_fedmd_with(
     for t in 0..p.iterations {
         let mut stats = AnchorStats::default();
         let mut comm = Comm::default();
-        for (a, &client) in plan.anchors.iter().enumerate() {
+        // Anchors move independently (each reads only its own model): one task per anchor,
+        // results taken in anchor order, so nothing depends on the thread count.
+        let steps: Vec<Result<(Step, Comm)>> = plan
+            .anchors
+            .par_iter()
+            .enumerate()
+            .map(|(a, &client)| {
+                let theta = models.column(a).clone_owned();
+                let mut c = Comm::default();
+                let step = anchor_step(
+                    fed, p, &plan, t, a, client, &theta, separation, seed, given, &mut c,
+                )?;
+                Ok((step, c))
+            })
+            .collect();
+        for (a, result) in steps.into_iter().enumerate() {
+            let (step, c) = result?;
+            comm = comm.merge(c);
             let theta = models.column(a).clone_owned();
-            let step = anchor_step(
-                fed, p, &plan, t, a, client, &theta, separation, seed, given, &mut comm,
-            )?;
             models.set_column(a, &(&theta + &step.direction * step.eta));
             stats.sigma_hat.push(step.sigma_hat);
             stats.step_sizes.push(step.eta);

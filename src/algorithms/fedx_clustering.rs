@@ -13,12 +13,22 @@
 //!   = (I + (η/n_i) φᵀφ)⁻¹ (θ_prev + (η/n_i) φᵀ y_i)`, solved with a Cholesky factor cached per
 //!   client — of the `d × d` matrix when `n_i ≥ d`, otherwise of `I + (η/n_i) φφᵀ` (`n_i × n_i`)
 //!   through the push-through identity `(I + cφᵀφ)⁻¹ = I − cφᵀ(I + cφφᵀ)⁻¹φ`. No inverse is formed.
+//!
+//! Performance (issue 7): a round is one fused pass per client ([`client_kernel`]) — the
+//! predictions `Θᵀφ_iᵀ` of all k models in one GEMM give the choice, the chosen residual is the
+//! first local step's, and the `s` local steps run on the client's block while it is in cache —
+//! over fixed chunks of [`CLIENT_CHUNK`] clients in parallel (rayon), each chunk summing its
+//! clients' contributions and the chunks added in chunk order ([`chunked_sum`]). The chunking
+//! does not depend on the thread count, so results are bit-identical for any
+//! `RAYON_NUM_THREADS` (`tests/determinism.rs`); they differ from a client-by-client sum only
+//! by rounding.
 
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::{argmin, checked_gamma, kappa_fedavg, kappa_fedprox};
 use crate::run::{check_finite_iterate, Comm, Phase, Recorder};
-use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use nalgebra::{Cholesky, DMatrix, DMatrixViewMut, DVector, DVectorViewMut, Dyn};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Local solver of Phase 2 (public names `fedavg`, `fedprox`).
@@ -194,21 +204,210 @@ pub fn aggregate_weighted(
     p: &Phase2Params,
     prox: Option<&[ProxFactor]>,
 ) -> DMatrix<f64> {
+    let theta_t = theta.transpose();
+    let part: Vec<usize> = (0..labels.len()).filter(|&i| labels[i].is_some()).collect();
+    let (sums, _) = chunked_sum(&part, theta.nrows(), theta.ncols(), |i, acc, s| {
+        let what = Contribution::Local(p, prox);
+        client_kernel(fed, i, theta, &theta_t, labels[i], what, weights[i], acc, s)
+    });
+    let mut chosen = vec![false; theta.ncols()];
+    part.iter()
+        .for_each(|&i| chosen[labels[i].unwrap_or(0)] = true);
+    apply_sums(theta, &sums, &chosen)
+}
+
+/// Clients per task of the parallel client loops. Fixed — not derived from the thread count —
+/// so that the partial sums, and hence every result, are the same for any number of threads.
+pub const CLIENT_CHUNK: usize = 8;
+
+/// Per-thread scratch of [`client_kernel`]: its contents never outlive one client, so which
+/// thread's scratch serves which client cannot change a result.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    pred: Vec<f64>,
+    r: Vec<f64>,
+    th: DVector<f64>,
+}
+
+/// `(Σ_i acc_i, [out_i])` over `items`: `f(i, acc, scratch)` adds client `i`'s contribution to a
+/// `rows × cols` accumulator and returns its output. Chunks of [`CLIENT_CHUNK`] items run in
+/// parallel, each into its own accumulator; the accumulators are added in chunk order and the
+/// outputs kept in item order — a deterministic, thread-count-independent reduction.
+pub fn chunked_sum<T, F>(items: &[usize], rows: usize, cols: usize, f: F) -> (DMatrix<f64>, Vec<T>)
+where
+    T: Send,
+    F: Fn(usize, &mut DMatrix<f64>, &mut Scratch) -> T + Sync,
+{
+    let parts: Vec<(DMatrix<f64>, Vec<T>)> = items
+        .par_chunks(CLIENT_CHUNK)
+        .map_init(Scratch::default, |scratch, chunk| {
+            let mut acc = DMatrix::zeros(rows, cols);
+            let out = chunk.iter().map(|&i| f(i, &mut acc, scratch)).collect();
+            (acc, out)
+        })
+        .collect();
+    let mut total = DMatrix::zeros(rows, cols);
+    let mut outs = Vec::with_capacity(items.len());
+    for (acc, out) in parts {
+        total += acc;
+        outs.extend(out);
+    }
+    (total, outs)
+}
+
+/// What [`client_kernel`] adds to the accumulator's column `z` (the client's choice).
+#[derive(Clone, Copy, Debug)]
+pub enum Contribution<'a> {
+    /// Nothing: the choice only.
+    Choice,
+    /// `scale · φ_iᵀ(φ_iθ_z − y_i)` (`scale = 1/n_i` gives `∇F_i(θ_z)`).
+    Gradient,
+    /// `LocalUpdate_i(θ_z) − θ_z` ([`local_update`]) with the client's FedProx factor if any.
+    Local(&'a Phase2Params, Option<&'a [ProxFactor]>),
+}
+
+/// Client `i`'s fused kernel at models `theta` (`theta_t = θᵀ`, `k × d`): its choice
+/// `z = argmin_j ‖y_i − φ_iθ_j‖²` (eq. 8, ties → lowest `j`; or `fixed`) from one GEMM
+/// `Θᵀφ_iᵀ` over its block, then `acc[:, z] += weight · contribution`, reusing the chosen
+/// residual as the gradient's / first local step's. Returns `z`.
+#[allow(clippy::too_many_arguments)]
+pub fn client_kernel(
+    fed: &Federation,
+    i: usize,
+    theta: &DMatrix<f64>,
+    theta_t: &DMatrix<f64>,
+    fixed: Option<usize>,
+    what: Contribution<'_>,
+    weight: f64,
+    acc: &mut DMatrix<f64>,
+    s: &mut Scratch,
+) -> usize {
+    let (x, y, n, k) = (fed.x(i), fed.y(i), fed.n(i), theta.ncols());
+    if let (Some(z), Contribution::Local(p, Some(f))) = (fixed, what) {
+        let delta = client_update(fed, i, &theta.column(z).clone_owned(), p, Some(&f[i]));
+        acc.column_mut(z).axpy(weight, &delta, 1.0);
+        return z;
+    }
+    s.r.resize(n, 0.0);
+    let z = match fixed {
+        Some(z) => {
+            let mut r = DVectorViewMut::from_slice(&mut s.r[..n], n);
+            r.gemv_tr(1.0, &x, &theta.column(z), 0.0);
+            r -= &y;
+            z
+        }
+        None => {
+            s.pred.resize(k * n, 0.0);
+            let mut pred = DMatrixViewMut::from_slice(&mut s.pred[..k * n], k, n);
+            pred.gemm(1.0, theta_t, &x, 0.0); // k × n: row j = (φ_iθ_j)ᵀ
+            let mut best = (0, f64::INFINITY);
+            for j in 0..k {
+                let loss: f64 = pred
+                    .row(j)
+                    .iter()
+                    .zip(y.iter())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum();
+                if loss < best.1 {
+                    best = (j, loss);
+                }
+            }
+            let z = best.0;
+            for (r, (a, b)) in s.r.iter_mut().zip(pred.row(z).iter().zip(y.iter())) {
+                *r = a - b;
+            }
+            z
+        }
+    };
+    let r = DVectorViewMut::from_slice(&mut s.r[..n], n);
+    match what {
+        Contribution::Choice => {}
+        Contribution::Gradient => acc.column_mut(z).gemv(weight, &x, &r, 1.0),
+        Contribution::Local(p, Some(f)) => {
+            let delta = client_update(fed, i, &theta.column(z).clone_owned(), p, Some(&f[i]));
+            acc.column_mut(z).axpy(weight, &delta, 1.0);
+        }
+        Contribution::Local(p, None) => {
+            let c = p.eta / n as f64;
+            let mut r = r;
+            s.th.resize_vertically_mut(theta.nrows(), 0.0);
+            s.th.copy_from(&theta.column(z));
+            for step in 0..p.local_steps {
+                if step > 0 {
+                    r.gemv_tr(1.0, &x, &s.th, 0.0);
+                    r -= &y;
+                }
+                s.th.gemv(-c, &x, &r, 1.0);
+            }
+            s.th -= theta.column(z);
+            acc.column_mut(z).axpy(weight, &s.th, 1.0);
+        }
+    }
+    z
+}
+
+/// `θ_j + sums_j` for every model some client chose (`counts[j] > 0`); the others are kept bit
+/// for bit.
+pub fn apply_sums(theta: &DMatrix<f64>, sums: &DMatrix<f64>, chosen: &[bool]) -> DMatrix<f64> {
     let mut next = theta.clone();
-    for (i, (z, &w)) in labels.iter().zip(weights).enumerate() {
-        let Some(z) = *z else { continue };
-        let prev = theta.column(z).clone_owned();
-        let delta = client_update(fed, i, &prev, p, prox.map(|f| &f[i]));
-        next.column_mut(z).axpy(w, &delta, 1.0);
+    for j in (0..theta.ncols()).filter(|&j| chosen[j]) {
+        next.column_mut(j).axpy(1.0, &sums.column(j), 1.0);
     }
     next
 }
 
+/// One fused Phase 2 round ([`client_kernel`] over all clients, chunked in parallel): each
+/// client's choice at `theta` (or `fixed_labels`), its local update from the chosen model, and
+/// `θ_j ← θ_j + Σ_{i: z_i = j} (n_i/N) Δθ_i`. The same round as [`phase2_round`] up to
+/// rounding. Returns the new models and the labels used.
+pub fn phase2_round_fused(
+    fed: &Federation,
+    theta: &DMatrix<f64>,
+    p: &Phase2Params,
+    prox: Option<&[ProxFactor]>,
+    fixed_labels: Option<&[usize]>,
+) -> (DMatrix<f64>, Vec<usize>) {
+    let total = fed.total_samples() as f64;
+    let theta_t = theta.transpose();
+    let clients: Vec<usize> = (0..fed.num_clients()).collect();
+    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
+        let w = fed.n(i) as f64 / total;
+        let fixed = fixed_labels.map(|l| l[i]);
+        client_kernel(
+            fed,
+            i,
+            theta,
+            &theta_t,
+            fixed,
+            Contribution::Local(p, prox),
+            w,
+            acc,
+            s,
+        )
+    });
+    let mut chosen = vec![false; theta.ncols()];
+    labels.iter().for_each(|&z| chosen[z] = true);
+    (apply_sums(theta, &sums, &chosen), labels)
+}
+
 /// Eq. 8: every client's cluster choice `argmin_j ‖y_i − φ_i θ_j‖²` (ties → lowest j).
 pub fn assign_clusters(fed: &Federation, theta: &DMatrix<f64>) -> Vec<usize> {
-    (0..fed.num_clients())
-        .map(|i| argmin(&crate::metrics::client_losses(fed, i, theta)))
-        .collect()
+    let theta_t = theta.transpose();
+    let clients: Vec<usize> = (0..fed.num_clients()).collect();
+    chunked_sum(&clients, 0, theta.ncols(), |i, acc, s| {
+        client_kernel(
+            fed,
+            i,
+            theta,
+            &theta_t,
+            None,
+            Contribution::Choice,
+            0.0,
+            acc,
+            s,
+        )
+    })
+    .1
 }
 
 /// One Phase 2 round from `theta` (`d × k`). Returns the new models and the labels used.
@@ -272,11 +471,7 @@ pub fn run_phase2(
     let mut theta = theta0.clone();
     let mut labels = assign_clusters(fed, &theta);
     for round in 1..=p.rounds {
-        labels = match fixed_labels {
-            Some(l) => l.to_vec(),
-            None => assign_clusters(fed, &theta),
-        };
-        theta = aggregate(fed, &theta, &labels, p, prox.as_deref());
+        (theta, labels) = phase2_round_fused(fed, &theta, p, prox.as_deref(), fixed_labels);
         check_finite_iterate(&theta, "phase 2", round)?;
         rec.model_round(
             fed,

@@ -2,8 +2,8 @@
 //! selected by training loss. See the [module docs](super).
 
 use crate::algorithms::fedx_clustering::{
-    aggregate_weighted, assign_clusters, client_gradient, prox_factors, LocalSolver, Phase2Params,
-    ProxFactor,
+    apply_sums, assign_clusters, chunked_sum, client_kernel, prox_factors, Contribution,
+    LocalSolver, Phase2Params, ProxFactor,
 };
 use crate::algorithms::participation::{self, participants, Schedule};
 use crate::algorithms::two_phase::{random_init, RunConfig};
@@ -13,7 +13,7 @@ use crate::metrics::{argmin, training_loss};
 use crate::randomness::{Randomness, Supplied, WithRandomness};
 use crate::rng::{stream, Purpose};
 use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -185,27 +185,29 @@ pub fn gradient_step(
     divisor: f64,
     grad_scale: f64,
 ) -> DMatrix<f64> {
-    let k = theta.ncols();
-    let mut sums = DMatrix::zeros(theta.nrows(), k);
-    let mut chosen = vec![false; k];
-    let cols: Vec<DVector<f64>> = theta.column_iter().map(|c| c.clone_owned()).collect();
-    for &i in part {
-        let j = labels[i];
-        sums.column_mut(j)
-            .axpy(1.0, &client_gradient(fed, i, &cols[j]), 1.0);
-        chosen[j] = true;
-    }
-    let mut next = theta.clone();
-    let factor = step * grad_scale / divisor;
-    for j in (0..k).filter(|&j| chosen[j]) {
-        next.column_mut(j).axpy(-factor, &sums.column(j), 1.0);
-    }
-    next
+    let theta_t = theta.transpose();
+    let (sums, _) = chunked_sum(part, theta.nrows(), theta.ncols(), |i, acc, s| {
+        let w = 1.0 / fed.n(i) as f64;
+        client_kernel(
+            fed,
+            i,
+            theta,
+            &theta_t,
+            Some(labels[i]),
+            Contribution::Gradient,
+            w,
+            acc,
+            s,
+        )
+    });
+    let mut chosen = vec![false; theta.ncols()];
+    part.iter().for_each(|&i| chosen[labels[i]] = true);
+    apply_sums(theta, &(sums * (-step * grad_scale / divisor)), &chosen)
 }
 
 /// Option II's PS update: each client of `part` runs the local solver from `θ_{labels[i]}`; each
 /// model becomes the plain average of the models returned for it (IFCA Algorithm 2 line 15),
-/// computed as `θ_j + Σ_{i∈S_j} (1/|S_j|)(θ̃_i − θ_j)` by [`aggregate_weighted`].
+/// computed as `θ_j + (1/|S_j|) Σ_{i∈S_j} (θ̃_i − θ_j)` (chunked, [`chunked_sum`]).
 pub fn model_average_step(
     fed: &Federation,
     theta: &DMatrix<f64>,
@@ -214,21 +216,34 @@ pub fn model_average_step(
     local: &Phase2Params,
     prox: Option<&[ProxFactor]>,
 ) -> DMatrix<f64> {
-    let m = fed.num_clients();
+    let theta_t = theta.transpose();
+    let what = Contribution::Local(local, prox);
+    let (sums, _) = chunked_sum(part, theta.nrows(), theta.ncols(), |i, acc, s| {
+        client_kernel(fed, i, theta, &theta_t, Some(labels[i]), what, 1.0, acc, s)
+    });
+    average_sums(theta, sums, part.iter().map(|&i| labels[i]))
+}
+
+/// `θ_j + sums_j / |S_j|` with `|S_j|` the number of `chosen` equal to `j`; unchosen models
+/// are kept bit for bit.
+fn average_sums(
+    theta: &DMatrix<f64>,
+    mut sums: DMatrix<f64>,
+    chosen: impl Iterator<Item = usize>,
+) -> DMatrix<f64> {
     let mut counts = vec![0usize; theta.ncols()];
-    part.iter().for_each(|&i| counts[labels[i]] += 1);
-    let mut chosen: Vec<Option<usize>> = vec![None; m];
-    let mut weights = vec![0.0; m];
-    for &i in part {
-        chosen[i] = Some(labels[i]);
-        weights[i] = 1.0 / counts[labels[i]] as f64;
+    chosen.for_each(|j| counts[j] += 1);
+    for (j, &c) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+        sums.column_mut(j).scale_mut(1.0 / c as f64);
     }
-    aggregate_weighted(fed, theta, &chosen, &weights, local, prox)
+    let any: Vec<bool> = counts.iter().map(|&c| c > 0).collect();
+    apply_sums(theta, &sums, &any)
 }
 
 /// One IFCA round on participants `part`: every client's choice at `theta` (eq. 8 rule, used by
 /// the participants and recorded for all), then option I or II. Returns the new models and the
-/// labels.
+/// labels. One fused pass per client ([`client_kernel`]): the choice and, for a participant,
+/// its gradient or local update from the same residual, chunked in parallel.
 pub fn ifca_round(
     fed: &Federation,
     theta: &DMatrix<f64>,
@@ -236,12 +251,31 @@ pub fn ifca_round(
     p: &IfcaParams,
     prox: Option<&[ProxFactor]>,
 ) -> (DMatrix<f64>, Vec<usize>) {
-    let labels = assign_clusters(fed, theta);
+    let m = fed.num_clients();
+    let mut takes_part = vec![false; m];
+    part.iter().for_each(|&i| takes_part[i] = true);
+    let theta_t = theta.transpose();
+    let what = match p.option {
+        IfcaOption::Gradient => Contribution::Gradient,
+        IfcaOption::Model => Contribution::Local(&p.local, prox),
+    };
+    let clients: Vec<usize> = (0..m).collect();
+    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
+        let (what, w) = match (takes_part[i], what) {
+            (false, _) => (Contribution::Choice, 0.0),
+            (true, Contribution::Gradient) => (what, 1.0 / fed.n(i) as f64),
+            (true, _) => (what, 1.0),
+        };
+        client_kernel(fed, i, theta, &theta_t, None, what, w, acc, s)
+    });
+    let chosen = part.iter().map(|&i| labels[i]);
     let next = match p.option {
         IfcaOption::Gradient => {
-            gradient_step(fed, theta, part, &labels, p.step, part.len() as f64, 1.0)
+            let mut any = vec![false; theta.ncols()];
+            chosen.for_each(|j| any[j] = true);
+            apply_sums(theta, &(sums * (-p.step / part.len() as f64)), &any)
         }
-        IfcaOption::Model => model_average_step(fed, theta, part, &labels, &p.local, prox),
+        IfcaOption::Model => average_sums(theta, sums, chosen),
     };
     (next, labels)
 }
@@ -519,9 +553,11 @@ fn sum_comm(a: Comm, b: Comm) -> Comm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::fedx_clustering::client_gradient;
     use crate::algorithms::ifca::official::official_step;
     use crate::federation::FederationParts;
     use crate::synthetic::generate_named;
+    use nalgebra::DVector;
 
     fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs

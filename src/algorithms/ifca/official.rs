@@ -23,7 +23,9 @@
 //!    iterate and reports NaN ([`official_run`]).
 
 use super::algorithm::{bernoulli_init, check_config, round_comm};
-use crate::algorithms::fedx_clustering::{assign_clusters, choice_and_gradient};
+use crate::algorithms::fedx_clustering::{
+    apply_sums, assign_clusters, chunked_sum, client_kernel, Contribution,
+};
 use crate::algorithms::two_phase::RunConfig;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -135,30 +137,36 @@ pub fn min_dist(theta: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> f64 {
 /// `θ_j ← θ_j − (lr/m) Σ_{i: ĵ_i = j} ∇MSE_i(θ_j)` with `∇MSE_i = 2∇F_i` (torch `MSELoss` is the
 /// mean squared error, without the ½) and `m` = all machines (`gradient_update` divides by
 /// `len(grads)` = m, not by the cluster size). Each machine's choice and gradient come from one
-/// pass over its data ([`choice_and_gradient`]): the iteration is memory-bound at d = 1000.
+/// fused pass over its data ([`client_kernel`]), machines chunked in parallel: the iteration is
+/// memory-bound at d = 1000.
 pub fn official_step(
     fed: &Federation,
     theta: &DMatrix<f64>,
     lr: f64,
 ) -> (DMatrix<f64>, Vec<usize>) {
     let m = fed.num_clients();
-    let k = theta.ncols();
-    let mut sums = DMatrix::zeros(theta.nrows(), k);
-    let mut chosen = vec![false; k];
-    let labels: Vec<usize> = (0..m)
-        .map(|i| {
-            let (j, g) = choice_and_gradient(fed, i, theta);
-            sums.column_mut(j).axpy(1.0, &g, 1.0);
-            chosen[j] = true;
-            j
-        })
-        .collect();
-    let mut next = theta.clone();
-    let factor = lr * 2.0 / m as f64;
-    for j in (0..k).filter(|&j| chosen[j]) {
-        next.column_mut(j).axpy(-factor, &sums.column(j), 1.0);
-    }
-    (next, labels)
+    let theta_t = theta.transpose();
+    let clients: Vec<usize> = (0..m).collect();
+    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
+        let w = 1.0 / fed.n(i) as f64;
+        client_kernel(
+            fed,
+            i,
+            theta,
+            &theta_t,
+            None,
+            Contribution::Gradient,
+            w,
+            acc,
+            s,
+        )
+    });
+    let mut chosen = vec![false; theta.ncols()];
+    labels.iter().for_each(|&j| chosen[j] = true);
+    (
+        apply_sums(theta, &(sums * (-lr * 2.0 / m as f64)), &chosen),
+        labels,
+    )
 }
 
 /// Result of one official run.
