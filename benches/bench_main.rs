@@ -1,31 +1,144 @@
-//! Criterion benchmarks. Run: `cargo bench` (add `-- --quick` for a smoke run).
+//! Criterion benchmarks. Run: `cargo bench` (add `-- --quick --noplot` for a smoke run).
+//! Inputs are seeded and built outside `iter`; ids name the sizes (issue 7 item 4).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use fedmix::algorithms::fedmd::{
+    client_moments, run_fedmd, subspace_basis, Pairing, Phase1Variant,
+};
+use fedmix::algorithms::fedx_clustering::phase2_round_fused;
+use fedmix::algorithms::ifca::{ifca_round, IfcaOption, IfcaParams};
+use fedmix::algorithms::kmeans::kmeans;
+use fedmix::algorithms::orthogonal_iteration::federated_orthogonal_iteration;
+use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::federation::Federation;
+use fedmix::linalg::random_orthonormal;
 use fedmix::metrics::bottleneck_distance;
+use fedmix::rng::{stream, Purpose};
+use fedmix::run::{Comm, Recorder};
 use fedmix::synthetic::generate_named;
+use nalgebra::DMatrix;
+use std::time::Duration;
+
+fn fed(setting: &str, sets: &[(&str, &str)]) -> Federation {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    generate_named(setting, 1, &sets)
+        .expect("setting generates")
+        .train
+}
+
+fn quick<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    g
+}
+
+fn bench_ifca(c: &mut Criterion) {
+    let f = fed("ifca-official", &[]);
+    let cfg = RunConfig {
+        ifca_option: IfcaOption::Gradient,
+        eta: Some(0.1),
+        ..RunConfig::default()
+    };
+    let p = IfcaParams::from_config(&cfg, &f).expect("valid");
+    let theta = random_init(f.d(), 2, 1.0, 1, 0);
+    let all: Vec<usize> = (0..f.num_clients()).collect();
+    let mut g = quick(c, "ifca");
+    g.bench_function(BenchmarkId::new("ifca_round", "k2_m100_n100_d1000"), |b| {
+        b.iter(|| ifca_round(&f, &theta, &all, &p, None))
+    });
+    g.finish();
+}
+
+fn bench_phase2(c: &mut Criterion) {
+    let mut g = quick(c, "phase2");
+    for setting in ["sxy-balanced", "sxy-unbalanced-data", "sxy-unbalanced-both"] {
+        let f = fed(setting, &[]);
+        let p = RunConfig::default().phase2(&f);
+        let theta = random_init(f.d(), 3, 1.0, 1, 0);
+        g.bench_function(BenchmarkId::new("phase2_round", setting), |b| {
+            b.iter(|| phase2_round_fused(&f, &theta, &p, None, None))
+        });
+    }
+    g.finish();
+}
+
+fn bench_phase1(c: &mut Criterion) {
+    let f = fed("sxy-balanced", &[]);
+    let cfg = RunConfig {
+        phase1_iterations: 1,
+        ..RunConfig::default()
+    };
+    let p = cfg.phase1(&f).expect("valid");
+    let theta0 = random_init(f.d(), 1, 1.0, 1, 0).column(0).clone_owned();
+    let set: Vec<usize> = (0..f.num_clients()).collect();
+    let moments = client_moments(
+        &f,
+        &set,
+        &theta0,
+        Phase1Variant::Practical,
+        Pairing::AllPairs,
+    );
+    let q0 = random_orthonormal(f.d(), 3, &mut stream(1, Purpose::Subspace, 0)).expect("k ≤ d");
+    let big = fed("ifca-official", &[("r", "0.3"), ("sigma", "0.5")]);
+    let big_set: Vec<usize> = (0..big.num_clients()).collect();
+    let big_theta = random_init(big.d(), 1, 1.0, 1, 0).column(0).clone_owned();
+    let mut g = quick(c, "phase1");
+    g.bench_function(BenchmarkId::new("fedmd_iteration", "sxy-balanced"), |b| {
+        b.iter(|| run_fedmd(&f, &p, &theta0, 1, &mut Recorder::quiet()).expect("runs"))
+    });
+    g.bench_function(
+        BenchmarkId::new("federated_orthogonal_iteration", "k3_d100_t40"),
+        |b| {
+            b.iter(|| {
+                federated_orthogonal_iteration(&moments, &q0, 40, &mut Comm::default())
+                    .expect("runs")
+            })
+        },
+    );
+    g.bench_function(
+        BenchmarkId::new("subspace_krylov", "k2_m100_n100_d1000"),
+        |b| {
+            b.iter(|| {
+                subspace_basis(&big, &big_set, &big_theta, Pairing::AllPairs, 2).expect("converges")
+            })
+        },
+    );
+    g.finish();
+}
 
 fn bench_metrics(c: &mut Criterion) {
-    let data = generate_named("sxy-balanced", 1, &[]).expect("setting generates");
-    let ts = data
-        .train
+    let f = fed("sxy-balanced", &[]);
+    let ts = f
         .theta_star()
         .expect("synthetic data has theta_star")
         .clone();
     let est = ts.map(|v| v * 1.01);
-    let mut group = c.benchmark_group("metrics");
-    group.bench_with_input(
-        BenchmarkId::new("bottleneck_distance", "k3_d100"),
-        &est,
-        |b, est| b.iter(|| bottleneck_distance(est, &ts).expect("valid")),
-    );
-    group.finish();
-}
-
-fn bench_generate(c: &mut Criterion) {
-    c.bench_function("generate/sxy-balanced", |b| {
-        b.iter(|| generate_named("sxy-balanced", 1, &[]).expect("setting generates"))
+    let points = DMatrix::from_fn(100, 1000, |r, c| {
+        ((r * 7 + c * 13) % 17) as f64 / 17.0 + (c % 3) as f64
     });
+    let mut g = quick(c, "metrics");
+    g.bench_function(BenchmarkId::new("bottleneck_distance", "k3_d100"), |b| {
+        b.iter(|| bottleneck_distance(&est, &ts).expect("valid"))
+    });
+    g.bench_function(BenchmarkId::new("kmeans", "k3_m1000_d100_10starts"), |b| {
+        b.iter(|| kmeans(&points, 3, 10, 300, 1).expect("valid"))
+    });
+    g.finish();
 }
 
-criterion_group!(benches, bench_metrics, bench_generate);
+criterion_group!(
+    benches,
+    bench_ifca,
+    bench_phase2,
+    bench_phase1,
+    bench_metrics
+);
 criterion_main!(benches);
