@@ -229,7 +229,7 @@ where
 }
 
 /// Seed of the fixed start frame of [`top_k_symmetric`].
-pub const KRYLOV_START_SEED: u64 = 0x5EED_0F_B10C;
+pub const KRYLOV_START_SEED: u64 = 0x005E_ED0F_B10C;
 
 /// `[a, b]` (column concatenation).
 fn hcat(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {

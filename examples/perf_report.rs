@@ -1,0 +1,282 @@
+//! Performance report (issue 7 item 5): `cargo run --release --example perf_report` writes
+//! `docs/performance.md`. Every comparison is a ratio of two timings taken in the same run
+//! (medians of repeats): the machines are shared and noisy. Peak memory comes from child
+//! processes (this binary re-run with `--child`), read from `VmHWM` in `/proc/self/status`.
+//! `--quick` shrinks the scaling grid (M ≤ 10⁴).
+
+use fedmix::algorithms::fedmd::{subspace_basis, subspace_matrix, Pairing};
+use fedmix::algorithms::ifca::{ifca_round, official_step, IfcaOption, IfcaParams};
+use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::federation::Federation;
+use fedmix::linalg::top_k_left_singular;
+use fedmix::synthetic::generate_named;
+use nalgebra::DMatrix;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+fn fed(setting: &str, sets: &[(&str, String)]) -> Federation {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.clone()))
+        .collect();
+    generate_named(setting, 1, &sets)
+        .expect("setting generates")
+        .train
+}
+
+/// Median wall time of `reps` calls of `f`, seconds.
+fn median_time(reps: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// STREAM-like floor: sum every feature and response twice (what a round must read).
+fn stream_twice(f: &Federation) -> f64 {
+    let mut s = 0.0;
+    for _ in 0..2 {
+        s += f.features().as_slice().iter().sum::<f64>() + f.responses().iter().sum::<f64>();
+    }
+    s
+}
+
+fn ifca_params(f: &Federation, k: usize) -> IfcaParams {
+    let cfg = RunConfig {
+        ifca_option: IfcaOption::Gradient,
+        eta: Some(0.01),
+        k: Some(k),
+        ..RunConfig::default()
+    };
+    IfcaParams::from_config(&cfg, f).expect("valid")
+}
+
+/// (round seconds, floor seconds) for IFCA option I on `f`.
+fn round_and_floor(f: &Federation, k: usize, reps: usize) -> (f64, f64) {
+    let p = ifca_params(f, k);
+    let theta = random_init(f.d(), k, 1.0, 1, 0);
+    let all: Vec<usize> = (0..f.num_clients()).collect();
+    let round = median_time(reps, || {
+        std::hint::black_box(ifca_round(f, &theta, &all, &p, None));
+    });
+    let floor = median_time(reps, || {
+        std::hint::black_box(stream_twice(f));
+    });
+    (round, floor)
+}
+
+fn vm_hwm_bytes() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Child: generate M clients of n = 10 at d, time IFCA rounds (k = 3), print
+/// `round_s floor_s peak_bytes raw_bytes`.
+fn child(m: usize, d: usize) {
+    let f = fed(
+        "sxy-balanced",
+        &[
+            ("clients", m.to_string()),
+            ("samples", "10".into()),
+            ("d", d.to_string()),
+        ],
+    );
+    let (round, floor) = round_and_floor(&f, 3, 3);
+    let raw = (f.total_samples() * (d + 1) * 8) as u64;
+    println!("{round} {floor} {} {raw}", vm_hwm_bytes());
+}
+
+fn run_child(m: usize, d: usize) -> Option<(f64, f64, u64, u64)> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .args(["--child", &m.to_string(), &d.to_string()])
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<&str> = s.split_whitespace().collect();
+    Some((
+        v.first()?.parse().ok()?,
+        v.get(1)?.parse().ok()?,
+        v.get(2)?.parse().ok()?,
+        v.get(3)?.parse().ok()?,
+    ))
+}
+
+/// Least-squares slope of log y on log x.
+fn slope(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let (lx, ly): (Vec<f64>, Vec<f64>) = (
+        xs.iter().map(|x| x.ln()).collect(),
+        ys.iter().map(|y| y.ln()).collect(),
+    );
+    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
+    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+        .install(f)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        child(args[2].parse().expect("M"), args[3].parse().expect("d"));
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut md = String::from(
+        "# Performance report\n\nGenerated by `cargo run --release --example perf_report` \
+         (issue 7). Timings are medians of repeats taken in one run on a shared 2-core machine; \
+         compare the ratios, not the absolute times.\n\n",
+    );
+
+    // 1. Memory floor vs IFCA round, k = 2, m = n = 100, d = 1000.
+    let f = fed("ifca-official", &[]);
+    let (round, floor) = round_and_floor(&f, 2, 7);
+    let _ = writeln!(md, "## Memory floor (IFCA round, k = 2, m = n = 100, d = 1000)\n\n| quantity | value |\n|---|---|");
+    let _ = writeln!(
+        md,
+        "| stream-read of the data twice | {:.2} ms |",
+        floor * 1e3
+    );
+    let _ = writeln!(
+        md,
+        "| IFCA round (option I, fused, default threads) | {:.2} ms |",
+        round * 1e3
+    );
+    let _ = writeln!(
+        md,
+        "| **ratio round / floor** (target ≤ 1.5) | **{:.2}** |\n",
+        round / floor
+    );
+    eprintln!("floor done: {:.2}", round / floor);
+
+    // 2. 1 vs 2 threads.
+    let p = ifca_params(&f, 2);
+    let theta = random_init(f.d(), 2, 1.0, 1, 0);
+    let all: Vec<usize> = (0..f.num_clients()).collect();
+    let t1 = in_pool(1, || {
+        median_time(7, || {
+            std::hint::black_box(ifca_round(&f, &theta, &all, &p, None));
+        })
+    });
+    let t2 = in_pool(2, || {
+        median_time(7, || {
+            std::hint::black_box(ifca_round(&f, &theta, &all, &p, None));
+        })
+    });
+    let _ = writeln!(md, "## Threads (same IFCA round)\n\n| 1 thread | 2 threads | speed-up |\n|---|---|---|\n| {:.2} ms | {:.2} ms | {:.2}× |\n", t1 * 1e3, t2 * 1e3, t1 / t2);
+    eprintln!("threads done");
+
+    // 3. Phase 1 subspace step before/after (one anchor, one iteration).
+    let big = fed(
+        "ifca-official",
+        &[("r", "0.3".into()), ("sigma", "0.5".into())],
+    );
+    let set: Vec<usize> = (0..big.num_clients()).collect();
+    let th0 = random_init(big.d(), 1, 1.0, 1, 0).column(0).clone_owned();
+    let ts = big.theta_star().expect("θ*").column(0).clone_owned();
+    let _ = writeln!(md, "## Phase 1 subspace step (ifca-official, r = 0.3, σ = 0.5: d = 1000, M = 100, n = 100, k = 2)\n\nOne anchor, one iteration: before = form `Y` (d × d) + dense SVD (`subspace_matrix` + `top_k_left_singular`, still callable); after = implicit `Y` in block Krylov (`subspace_basis`).\n\n| θ | before | after | speed-up |\n|---|---|---|---|");
+    for (name, th) in [("random init θ₀", th0), ("θ*₁", ts)] {
+        let before = median_time(3, || {
+            std::hint::black_box(
+                top_k_left_singular(&subspace_matrix(&big, &set, &th, Pairing::AllPairs), 2)
+                    .expect("svd"),
+            );
+        });
+        let after = median_time(3, || {
+            std::hint::black_box(
+                subspace_basis(&big, &set, &th, Pairing::AllPairs, 2).expect("krylov"),
+            );
+        });
+        let _ = writeln!(
+            md,
+            "| {name} | {before:.3} s | {after:.3} s | {:.1}× |",
+            before / after
+        );
+    }
+    md.push('\n');
+    eprintln!("phase1 done");
+
+    // 4. Scaling in M (n = 10, d = 100, k = 3) and d (M = 10⁴).
+    let ms: Vec<usize> = if quick {
+        vec![1_000, 10_000]
+    } else {
+        vec![1_000, 10_000, 100_000]
+    };
+    let _ = writeln!(md, "## Scaling (IFCA round, option I, k = 3, n_i = 10; child processes)\n\n| M | d | N·d | round | round / floor | peak memory / raw data |\n|---|---|---|---|---|---|");
+    let mut nd = Vec::new();
+    let mut times = Vec::new();
+    let mut grid: Vec<(usize, usize)> = ms.iter().map(|&m| (m, 100)).collect();
+    grid.extend([(10_000, 10), (10_000, 1000)]);
+    for (m, d) in grid {
+        if let Some((round, floor, peak, raw)) = run_child(m, d) {
+            let _ = writeln!(
+                md,
+                "| {m} | {d} | {:.1e} | {:.2} ms | {:.2} | {:.2} |",
+                (m * 10 * d) as f64,
+                round * 1e3,
+                round / floor,
+                peak as f64 / raw as f64
+            );
+            nd.push((m * 10 * d) as f64);
+            times.push(round);
+        }
+        eprintln!("scaling {m} {d} done");
+    }
+    let _ = writeln!(
+        md,
+        "\nFitted slope of log(round time) on log(N·d): **{:.2}** (target 1 ± 0.1).\n",
+        slope(&nd, &times)
+    );
+
+    // 5. IFCA Fig. 3 panel extrapolation (2 cores).
+    let official = fed("ifca-official", &[]);
+    let th = DMatrix::from_fn(official.d(), 2, |r, c| ((r + c) % 2) as f64);
+    let iters = 30;
+    let t = in_pool(2, || {
+        median_time(3, || {
+            let mut x = th.clone();
+            for _ in 0..iters {
+                x = official_step(&official, &x, 0.1).0;
+            }
+            std::hint::black_box(x);
+        })
+    });
+    let per_iter = t / iters as f64;
+    let runs = 10.0 * 3.0 * 40.0 * (10.0 * 3.0);
+    let total = per_iter * 300.0 * runs;
+    let _ = writeln!(md, "## IFCA Fig. 3 panel, extrapolated (2 threads)\n\n10 R × 3 σ × 40 data seeds × (10 inits × 3 lrs) runs × 300 iterations at k = 2, m = n = 100, d = 1000: {:.2} ms per iteration → **{:.1} h** for the panel (target ≤ 2 h; data generation excluded).\n", per_iter * 1e3, total / 3600.0);
+    md.push_str(
+        "## Notes\n\n\
+         - Before/after of the whole command `fedmix run --algorithm two-phase --setting \
+         ifca-official --set r=0.3 --set sigma=0.5` (measured once each outside this report, \
+         under load ≈ 3–8 on 2 cores): 19 min 37 s with the dense Phase 1 (the issue: > 8 min \
+         unloaded) vs 4 min 54 s after (Phase 1 alone: 155 s; the after run shared the cores with a test build).\n\
+         - Fused kernels: a round reads each client block about twice (one GEMM for the k \
+         predictions, one GEMV for φᵀr), so round/floor is within 1.1–1.7 of the floor at N·d ≥ 10⁷ (it varies run to run with the load); small \
+         problems pay rayon's per-chunk overhead.\n\
+         - Peak memory includes the generator's buffers; at N·d ≥ 10⁷ it is ≤ 1.1× the raw data.\n\
+         - Not done: batched replicates (restarts / learning-rate grid in lock-step as GEMMs). \
+         The Fig. 3 panel stays memory-bound at one pass per run-iteration, hence the hours above; \
+         batching the 30 runs of a data seed is the change that would reach the 2 h target.\n",
+    );
+    std::fs::create_dir_all("docs").expect("docs/");
+    std::fs::write("docs/performance.md", &md).expect("write docs/performance.md");
+    print!("{md}");
+}
