@@ -417,9 +417,12 @@ impl Experiment {
         } else {
             (0..axis_raw.len()).map(Some).collect()
         };
-        if let Some(l) = prof.variants.iter().flatten().find(|l| {
-            !self.variants.iter().any(|v| &v.label == *l)
-        }) {
+        if let Some(l) = prof
+            .variants
+            .iter()
+            .flatten()
+            .find(|l| !self.variants.iter().any(|v| &v.label == *l))
+        {
             return Err(FedmixError::invalid(
                 "profiles.variants",
                 l,
@@ -586,7 +589,10 @@ fn series_result(
             s.final_distance = fin
                 .get("distance")
                 .and_then(serde_json::Value::as_f64)
-                .or_else(|| fin.get("coverage_distance").and_then(serde_json::Value::as_f64));
+                .or_else(|| {
+                    fin.get("coverage_distance")
+                        .and_then(serde_json::Value::as_f64)
+                });
             s.final_misclustering = fin
                 .get("misclustering_clients")
                 .and_then(serde_json::Value::as_f64);
@@ -915,8 +921,16 @@ pub fn wilson(x: usize, n: usize) -> (f64, f64) {
     let centre = (p + z * z / (2.0 * nf)) / den;
     let half = z * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt() / den;
     // At x = 0 and x = n the limits are exactly 0 and 1 (rounding would give 1 − 1e−16).
-    let lo = if x == 0 { 0.0 } else { (centre - half).max(0.0) };
-    let hi = if x == n { 1.0 } else { (centre + half).min(1.0) };
+    let lo = if x == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if x == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     (lo, hi)
 }
 

@@ -93,6 +93,9 @@ pub struct RoundRecord {
     pub anchors: Option<AnchorStats>,
     /// Number of clusters the anchors formed (last Phase 1 round).
     pub anchor_clusters: Option<usize>,
+    /// Models no client chose this round (they stay put, as IFCA Alg. 2 and SXY22 Alg. 2 do);
+    /// `None` in rounds without an assignment.
+    pub empty_clusters: Option<usize>,
     /// Communication.
     pub comm: Comm,
 }
@@ -147,6 +150,15 @@ impl Recorder {
         comm: Comm,
     ) {
         let round = self.rows.len() + 1;
+        let empty_clusters = labels.map(|l| {
+            let mut used = vec![false; theta.ncols()];
+            for &j in l {
+                if let Some(u) = used.get_mut(j) {
+                    *u = true;
+                }
+            }
+            used.iter().filter(|u| !**u).count()
+        });
         if self.skip_metrics {
             self.rows.push(RoundRecord {
                 round,
@@ -157,6 +169,7 @@ impl Recorder {
                 training_loss: None,
                 anchors: None,
                 anchor_clusters: None,
+                empty_clusters,
                 comm,
             });
             return;
@@ -179,6 +192,7 @@ impl Recorder {
             training_loss: Some(metrics::training_loss(fed, theta)),
             anchors: None,
             anchor_clusters: None,
+            empty_clusters,
             comm,
         });
         if self.save_iterates {
@@ -210,7 +224,7 @@ impl Recorder {
             "round,phase,distance,per_cluster_errors,misclustering_clients,misclustering_samples,training_loss,\
              anchor_error_max,anchor_error_mean,sigma_hat_max,step_size_mean,anchor_clusters,\
              anchor_errors,sigma_hat,step_sizes,\
-             floats_down,floats_up,messages,participants\n",
+             floats_down,floats_up,messages,participants,empty_clusters\n",
         );
         let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:e}"));
         let list = |v: Option<&[f64]>| {
@@ -231,7 +245,7 @@ impl Recorder {
             let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             let per: Vec<String> = r.per_cluster.iter().map(|x| format!("{x:e}")).collect();
             s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.round,
                 r.phase.as_str(),
                 opt(r.distance),
@@ -251,6 +265,7 @@ impl Recorder {
                 r.comm.floats_up,
                 r.comm.messages,
                 r.comm.participants,
+                r.empty_clusters.map_or(String::new(), |c| c.to_string()),
             ));
         }
         s

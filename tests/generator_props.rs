@@ -23,20 +23,41 @@ fn overrides() -> impl Strategy<Value = Vec<(String, String)>> {
         proptest::sample::select(words).prop_map(move |w| (k.to_string(), w.to_string()))
     };
     let pairs: Vec<BoxedStrategy<(String, String)>> = vec![
-        (1usize..5).prop_map(|v| v.to_string()).prop_map(kv("k")).boxed(),
-        (1usize..12).prop_map(|v| v.to_string()).prop_map(kv("d")).boxed(),
-        (1usize..30).prop_map(|v| v.to_string()).prop_map(kv("clients")).boxed(),
-        (1usize..25).prop_map(|v| v.to_string()).prop_map(kv("samples")).boxed(),
+        (1usize..5)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("k"))
+            .boxed(),
+        (1usize..12)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("d"))
+            .boxed(),
+        (1usize..30)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("clients"))
+            .boxed(),
+        (1usize..25)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("samples"))
+            .boxed(),
         extreme().prop_map(kv("sigma")).boxed(),
         extreme().prop_map(kv("r")).boxed(),
         word("sizes", &["fixed", "lognormal", "zipf"]).boxed(),
-        (0.0f64..4.0).prop_map(|v| v.to_string()).prop_map(kv("size_spread")).boxed(),
+        (0.0f64..4.0)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("size_spread"))
+            .boxed(),
         word("theta", &["gaussian", "bernoulli", "bernoulli-rescaled"]).boxed(),
         word("feature_map", &["identity", "polynomial"]).boxed(),
         word("covariance", &["identity", "diagonal"]).boxed(),
         extreme().prop_map(kv("cov_max")).boxed(),
-        (0usize..3).prop_map(|v| v.to_string()).prop_map(kv("singleton_clients")).boxed(),
-        (0usize..3).prop_map(|v| v.to_string()).prop_map(kv("test_samples")).boxed(),
+        (0usize..3)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("singleton_clients"))
+            .boxed(),
+        (0usize..3)
+            .prop_map(|v| v.to_string())
+            .prop_map(kv("test_samples"))
+            .boxed(),
         word("labels", &["iid", "blocks", "modulo"]).boxed(),
     ];
     (pairs, proptest::collection::vec(any::<bool>(), 15)).prop_map(|(all, keep)| {

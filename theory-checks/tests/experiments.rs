@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const TINY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-experiment.toml");
+const TINY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/tiny-experiment.toml"
+);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_theory-checks"))
@@ -89,15 +92,37 @@ fn shards_and_kill_resume_give_identical_merged_results() {
     let d = scratch("shards");
     let s = d.to_str().unwrap();
     for shard in ["3/3", "1/3", "2/3"] {
-        ok(&["experiment", TINY, "--out", s, "--shard", shard, "--jobs", "2"]);
+        ok(&[
+            "experiment",
+            TINY,
+            "--out",
+            s,
+            "--shard",
+            shard,
+            "--jobs",
+            "2",
+        ]);
     }
     ok(&["merge", s]);
-    assert_eq!(snapshot(&d), expected, "sharded run differs from one process");
+    assert_eq!(
+        snapshot(&d),
+        expected,
+        "sharded run differs from one process"
+    );
 
     // A partial merge works and says what is missing.
     let p = scratch("partial");
     let ps = p.to_str().unwrap();
-    ok(&["experiment", TINY, "--out", ps, "--shard", "1/4", "--jobs", "1"]);
+    ok(&[
+        "experiment",
+        TINY,
+        "--out",
+        ps,
+        "--shard",
+        "1/4",
+        "--jobs",
+        "1",
+    ]);
     let out = run(&["merge", ps]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("merged 2/8 cells"));
@@ -135,7 +160,10 @@ fn shards_and_kill_resume_give_identical_merged_results() {
     assert!(out.status.success());
     let msg = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
-        msg.contains(&format!("{} cells computed, {before} already present", 8 - before)),
+        msg.contains(&format!(
+            "{} cells computed, {before} already present",
+            8 - before
+        )),
         "{msg}"
     );
     ok(&["merge", ks]);
@@ -151,7 +179,16 @@ fn shards_and_kill_resume_give_identical_merged_results() {
 fn a_cell_from_another_definition_is_refused_on_resume() {
     let d = scratch("mismatch");
     let s = d.to_str().unwrap();
-    ok(&["experiment", TINY, "--out", s, "--shard", "1/8", "--jobs", "1"]);
+    ok(&[
+        "experiment",
+        TINY,
+        "--out",
+        s,
+        "--shard",
+        "1/8",
+        "--jobs",
+        "1",
+    ]);
     let changed = d.join("changed.toml");
     let text = std::fs::read_to_string(TINY)
         .unwrap()
@@ -179,10 +216,25 @@ fn malformed_experiment_files_get_one_line_errors() {
     let base = std::fs::read_to_string(TINY).unwrap();
     let cases = [
         ("unknown key", base.replace("paper =", "papr =")),
-        ("unknown algorithm", base.replace("\"fedavg\"", "\"fedavgg\"")),
-        ("unknown data parameter", base.replace("samples = 30", "sample = 30")),
-        ("bad config value", base.replace("rounds = 150", "rounds = -1")),
-        ("figure series typo", base.replace("metric = \"distance\"", "metric = \"distance\"\nseries = [\"nope\"]")),
+        (
+            "unknown algorithm",
+            base.replace("\"fedavg\"", "\"fedavgg\""),
+        ),
+        (
+            "unknown data parameter",
+            base.replace("samples = 30", "sample = 30"),
+        ),
+        (
+            "bad config value",
+            base.replace("rounds = 150", "rounds = -1"),
+        ),
+        (
+            "figure series typo",
+            base.replace(
+                "metric = \"distance\"",
+                "metric = \"distance\"\nseries = [\"nope\"]",
+            ),
+        ),
         ("zero seeds", base.replace("seeds = 2", "seeds = 0")),
     ];
     for (what, text) in cases {
