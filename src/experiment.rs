@@ -12,11 +12,11 @@
 //! (the same anchors, samples and `θ₀` they would draw alone; a test checks that the shared
 //! path equals [`crate::algorithms::two_phase::TwoPhase`] bit for bit).
 
-use crate::algorithms::fedmd::{run_fedmd, FedMdOutput};
-use crate::algorithms::fedx_clustering::run_phase2;
-use crate::algorithms::two_phase::{random_init, RunConfig};
+use crate::algorithms::fedmd::FedMdOutput;
+use crate::algorithms::two_phase::{RunConfig, TwoPhase};
 use crate::error::{FedmixError, Result};
 use crate::io::{prepare_output_dir, write_json};
+use crate::randomness::Randomness;
 use crate::run::{Phase, Recorder, RunOutput};
 use crate::synthetic::{self, SettingParams};
 use serde::{Deserialize, Serialize};
@@ -616,56 +616,41 @@ fn run_two_phase_shared(
     seed: u64,
     cache: &mut Phase1Cache,
 ) -> (Recorder, std::result::Result<RunOutput, String>) {
-    let p1 = match cfg.phase1(fed) {
-        Ok(p) => p,
+    let alg = TwoPhase {
+        cfg: cfg.clone(),
+        init: None,
+    };
+    // Phase 2 parameter errors belong to this series, not to the shared Phase 1 entry.
+    let key = match cfg.phase1(fed).and_then(|p1| {
+        cfg.phase2(fed).check(fed)?;
+        Ok(format!(
+            "{}|{}",
+            serde_json::to_string(&p1).unwrap_or_default(),
+            cfg.init_scale.to_bits()
+        ))
+    }) {
+        Ok(k) => k,
         Err(e) => return (Recorder::new(false), Err(e.to_string())),
     };
-    if p1.k < 2 {
-        // Let the algorithm report its own typed error.
-        let alg = crate::algorithms::two_phase::TwoPhase {
-            cfg: cfg.clone(),
-            init: None,
-        };
-        let mut rec = Recorder::new(false);
-        let out = crate::run::Algorithm::run(&alg, fed, seed, &mut rec).map_err(|e| e.to_string());
-        return (rec, out);
-    }
-    let key = format!(
-        "{}|{}",
-        serde_json::to_string(&p1).unwrap_or_default(),
-        cfg.init_scale.to_bits()
-    );
-    let hit = cache.iter().position(|(k, _, _)| *k == key);
-    let idx = match hit {
+    let idx = match cache.iter().position(|(k, _, _)| *k == key) {
         Some(i) => i,
         None => {
             let mut rec = Recorder::new(false);
-            let theta0 = random_init(fed.d(), 1, cfg.init_scale, seed, 0)
-                .column(0)
-                .clone_owned();
-            let out = run_fedmd(fed, &p1, &theta0, seed, &mut rec).map_err(|e| e.to_string());
+            let out = alg
+                .run_phase1_with(fed, seed, &Randomness::default(), &mut rec)
+                .map_err(|e| e.to_string());
             cache.push((key, rec, out));
             cache.len() - 1
         }
     };
     let (_, rec1, out1) = &cache[idx];
     let mut rec = rec1.clone();
-    let phase1 = match out1 {
-        Ok(o) => o,
-        Err(e) => return (rec, Err(e.clone())),
+    let out = match out1 {
+        Ok(phase1) => alg
+            .run_phase2_from(fed, phase1, &mut rec)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.clone()),
     };
-    let p2 = cfg.phase2(fed);
-    if let Err(e) = p2.check(fed) {
-        return (rec, Err(e.to_string()));
-    }
-    let out = run_phase2(fed, &phase1.theta_hat, &p2, None, &mut rec)
-        .map(|(theta_hat, labels)| RunOutput {
-            theta_hat,
-            labels,
-            termination: crate::run::Termination::MaxRounds,
-            extra: serde_json::Map::new(),
-        })
-        .map_err(|e| e.to_string());
     (rec, out)
 }
 

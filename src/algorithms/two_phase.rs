@@ -542,9 +542,39 @@ impl TwoPhase {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<(RunOutput, FedMdOutput)> {
-        let (p1, p2) = self.params(fed)?;
+        let phase1 = self.run_phase1_with(fed, seed, given, rec)?;
+        let out = self.run_phase2_from(fed, &phase1, rec)?;
+        Ok((out, phase1))
+    }
+
+    /// Phase 1 alone (after checking the parameters of both phases).
+    ///
+    /// # Errors
+    /// As [`run_fedmd_with`], and parameter errors of either phase.
+    pub fn run_phase1_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<FedMdOutput> {
+        let (p1, _) = self.params(fed)?;
         let theta0 = self.theta0(fed, seed, given)?;
-        let phase1 = run_fedmd_with(fed, &p1, &theta0, seed, given, rec)?;
+        run_fedmd_with(fed, &p1, &theta0, seed, given, rec)
+    }
+
+    /// Phase 2 from a Phase 1 output (which sweeps may share between configurations that
+    /// differ only in Phase 2 parameters).
+    ///
+    /// # Errors
+    /// As [`run_phase2`], and parameter errors of either phase.
+    pub fn run_phase2_from(
+        &self,
+        fed: &Federation,
+        phase1: &FedMdOutput,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
+        let (p1, p2) = self.params(fed)?;
         let (theta_hat, labels) = run_phase2(fed, &phase1.theta_hat, &p2, None, rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase1".into(), json!({
@@ -556,15 +586,12 @@ impl TwoPhase {
             "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
         }));
         extra.insert("phase2".into(), json!(p2));
-        Ok((
-            RunOutput {
-                theta_hat,
-                labels,
-                termination: Termination::MaxRounds,
-                extra,
-            },
-            phase1,
-        ))
+        Ok(RunOutput {
+            theta_hat,
+            labels,
+            termination: Termination::MaxRounds,
+            extra,
+        })
     }
 }
 
