@@ -16,8 +16,9 @@
 //! the run configuration of every algorithm (e.g. `srfca_lambda_quantile=0.1`). Environment:
 //! `PARTS` (comma list of `ifca-official,srfca,one-shot,cfl`; default all), `SEEDS` (e.g. `1-3`
 //! or `1,4`; replaces each part's default seeds), `R_VALUES` (the `r` list of `ifca-official`),
-//! `SRFCA_SETTINGS` (settings of the `srfca` part), `THREADS` (worker threads of `ifca-official`'s grid; default: available parallelism; the
-//! result does not depend on it).
+//! `SRFCA_SETTINGS` (settings of the `srfca` part). `ifca-official`'s 30 runs per data seed advance
+//! in lock-step batches (`replicate_batch`, default 32; pass `replicate_batch=1` to run them one at
+//! a time — same results).
 
 use fedmix::algorithms::cfl::Cfl;
 use fedmix::algorithms::ifca::{official_success, Ifca, IfcaOfficial, OfficialParams};
@@ -88,9 +89,6 @@ fn range(v: &[f64], digits: usize) -> String {
 fn ifca_official(cfg: &RunConfig) {
     let rs_text = std::env::var("R_VALUES").unwrap_or_else(|_| "0.1,0.25,0.5,0.75,1.0".into());
     let rs: Vec<&str> = rs_text.split(',').collect();
-    let threads = std::env::var("THREADS")
-        .ok()
-        .map(|t| t.parse().expect("THREADS"));
     let seeds = seeds(1..=10);
     println!(
         "\n### ifca-official (k = 2, m = n = 100, d = 1000, σ = {IFCA_OFFICIAL_SIGMA}), data seeds {seeds:?}\n"
@@ -112,7 +110,6 @@ fn ifca_official(cfg: &RunConfig) {
             let alg = IfcaOfficial {
                 cfg: cfg.clone(),
                 data_sigma: Some(IFCA_OFFICIAL_SIGMA.parse().expect("σ")),
-                threads,
             };
             let p = OfficialParams::from_config(&alg.cfg, &fed, alg.data_sigma).expect("params");
             let runs = alg.grid(&fed, &p, seed).expect("grid runs");

@@ -8,6 +8,58 @@ use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
 
+/// Smallest size of the batched dimension that [`gemm_batched`] accepts. nalgebra hands a
+/// product `C = A·B` to matrixmultiply only when `C` and `A` both have more than 5 rows and 5
+/// columns (`SMALL_DIM = 5` in nalgebra 0.35's `gemm_uninit`) and computes it column by column
+/// with `gemv` otherwise; with at least 6 entries in the batched dimension, which of the two
+/// runs depends on the other dimensions alone, never on how many replicates a caller batches.
+pub const GEMM_MIN_BATCH: usize = 6;
+
+/// Which dimension of a product [`gemm_batched`] batches replicates along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batched {
+    /// Rows of `C` (and of `A`): one replicate per row block of `A`.
+    Rows,
+    /// Columns of `C` (and of `B`): one replicate per column of `B`.
+    Cols,
+}
+
+/// `c ← a · b` (α = 1, β = 0) such that **each entry `c_ij` is a function of row `i` of `a` and
+/// column `j` of `b` alone, bit for bit**: batching more rows into `a` or columns into `b` never
+/// changes an entry. This is what makes batched replicates identical to single runs
+/// ([`crate::algorithms::replicates`]). Operands must be contiguous column-major (nalgebra 0.35's
+/// `gemv` fallback writes out of bounds for row-strided views: its `axcpy` takes the underlying
+/// slice length for the element count).
+///
+/// Why it holds: in matrixmultiply 0.3 every entry of `c` is one fused (or, without FMA, one
+/// multiply-then-add) accumulation over the inner dimension in a fixed order — blocks of `kc`
+/// (256) in sequence, each block summed from zero — that does not depend on the outer
+/// dimensions; with α = 1 the full-tile store `fma(1, ab, βc)` and the edge-tile store
+/// `βc + ab` round identically (β = 0 for the first block, 1 after). nalgebra's `gemv` fallback
+/// (when `a` or the product has ≤ 5 rows or columns) accumulates each entry over the inner
+/// dimension in order, column by column. `tests/replicates.rs` checks the property on both
+/// paths.
+///
+/// # Panics
+/// When the batched dimension has fewer than [`GEMM_MIN_BATCH`] entries (pad with zeros) or the
+/// shapes do not match.
+pub fn gemm_batched(
+    c: &mut nalgebra::DMatrixViewMut<'_, f64>,
+    a: &nalgebra::DMatrixView<'_, f64>,
+    b: &nalgebra::DMatrixView<'_, f64>,
+    batched: Batched,
+) {
+    let size = match batched {
+        Batched::Rows => c.nrows(),
+        Batched::Cols => c.ncols(),
+    };
+    assert!(
+        size >= GEMM_MIN_BATCH,
+        "gemm_batched needs at least {GEMM_MIN_BATCH} batched {batched:?}, got {size}"
+    );
+    c.gemm(1.0, a, b, 0.0);
+}
+
 /// Thin QR `A = QR` with the signs fixed so that `diag(R) ≥ 0` (unique for full-rank `A`).
 pub fn qr_positive(a: DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
     let qr = a.qr();

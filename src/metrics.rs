@@ -525,15 +525,10 @@ pub fn argmin(values: &[f64]) -> usize {
 }
 
 /// Training loss `Σ_i (n_i/N) min_j L_i(θ_j)` (use the held-out federation for the held-out
-/// loss).
+/// loss). One fused pass over the data ([`crate::algorithms::replicates::training_losses`]),
+/// so that the losses recorded by batched runs equal those of single runs bit for bit.
 pub fn training_loss(fed: &Federation, theta: &DMatrix<f64>) -> f64 {
-    let total = fed.total_samples() as f64;
-    (0..fed.num_clients())
-        .map(|i| {
-            let l = client_losses(fed, i, theta);
-            fed.n(i) as f64 / total * l[argmin(&l)]
-        })
-        .sum()
+    crate::algorithms::replicates::training_losses(fed, &[theta])[0]
 }
 
 /// Summary of per-client errors `‖θ̂_i − θ*_{z_i}‖`.

@@ -149,6 +149,28 @@ impl Recorder {
         labels: Option<&[usize]>,
         comm: Comm,
     ) {
+        let loss = (!self.skip_metrics).then(|| metrics::training_loss(fed, theta));
+        self.model_round_with_loss(fed, phase, theta, labels, comm, loss);
+    }
+
+    /// Whether rows get metrics (a [`Recorder::quiet`] recorder keeps communication only).
+    pub fn records_metrics(&self) -> bool {
+        !self.skip_metrics
+    }
+
+    /// [`Recorder::model_round`] with the training loss at `theta` computed by the caller
+    /// (batched runs compute the losses of all their replicates in one pass; the value must be
+    /// [`metrics::training_loss`]`(fed, theta)`, which the batched pass reproduces bit for bit).
+    /// Ignored by a quiet recorder.
+    pub fn model_round_with_loss(
+        &mut self,
+        fed: &Federation,
+        phase: Phase,
+        theta: &DMatrix<f64>,
+        labels: Option<&[usize]>,
+        comm: Comm,
+        training_loss: Option<f64>,
+    ) {
         let round = self.rows.len() + 1;
         let empty_clusters = labels.map(|l| {
             let mut used = vec![false; theta.ncols()];
@@ -189,7 +211,7 @@ impl Recorder {
             distance,
             per_cluster,
             misclustering,
-            training_loss: Some(metrics::training_loss(fed, theta)),
+            training_loss,
             anchors: None,
             anchor_clusters: None,
             empty_clusters,

@@ -77,7 +77,6 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
                 ..cfg()
             },
             data_sigma: Some(0.1),
-            threads: None,
         }),
         Box::new(FedAvg { cfg: cfg() }),
         Box::new(FedAvg {
@@ -219,7 +218,6 @@ fn client_order_does_not_matter() {
                 ..cfg()
             },
             data_sigma: Some(0.1),
-            threads: None,
         }),
     ];
     for alg in algs {
@@ -399,7 +397,6 @@ fn bad_parameters_are_typed() {
         Box::new(IfcaOfficial {
             cfg: big.clone(),
             data_sigma: Some(0.1),
-            threads: None,
         }),
         Box::new(OneShot { cfg: big.clone() }),
     ];

@@ -14,21 +14,24 @@
 //!   client — of the `d × d` matrix when `n_i ≥ d`, otherwise of `I + (η/n_i) φφᵀ` (`n_i × n_i`)
 //!   through the push-through identity `(I + cφᵀφ)⁻¹ = I − cφᵀ(I + cφφᵀ)⁻¹φ`. No inverse is formed.
 //!
-//! Performance (issue 7): a round is one fused pass per client ([`client_kernel`]) — the
-//! predictions `Θᵀφ_iᵀ` of all k models in one GEMM give the choice, the chosen residual is the
-//! first local step's, and the `s` local steps run on the client's block while it is in cache —
-//! over fixed chunks of [`CLIENT_CHUNK`] clients in parallel (rayon), each chunk summing its
-//! clients' contributions and the chunks added in chunk order ([`chunked_sum`]). The chunking
-//! does not depend on the thread count, so results are bit-identical for any
-//! `RAYON_NUM_THREADS` (`tests/determinism.rs`); they differ from a client-by-client sum only
-//! by rounding.
+//! Performance (issue 7): a round is one fused pass per client through the batched-replicate
+//! engine ([`batched_sums`], one replicate) — the predictions `φ_iΘ` of all k models in one
+//! GEMM give the choice, the chosen residual is the first local step's, and the `s` local steps
+//! run on the client's block while it is in cache — over fixed chunks of [`CLIENT_CHUNK`]
+//! clients in parallel (rayon), the chunks added in chunk order. The chunking does not depend
+//! on the thread count, so results are bit-identical for any `RAYON_NUM_THREADS`
+//! (`tests/determinism.rs`); they differ from a client-by-client sum only by rounding. Several
+//! Phase 2 runs over the same data advance together with [`run_phase2_batch`].
 
+use crate::algorithms::replicates::{
+    batched_sums, training_losses, Replicate, ReplicateSums, Weight,
+};
+pub use crate::algorithms::replicates::{Contribution, CLIENT_CHUNK};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::{argmin, checked_gamma, kappa_fedavg, kappa_fedprox};
 use crate::run::{check_finite_iterate, Comm, Phase, Recorder};
-use nalgebra::{Cholesky, DMatrix, DMatrixViewMut, DVector, DVectorViewMut, Dyn};
-use rayon::prelude::*;
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use serde::{Deserialize, Serialize};
 
 /// Local solver of Phase 2 (public names `fedavg`, `fedprox`).
@@ -204,149 +207,27 @@ pub fn aggregate_weighted(
     p: &Phase2Params,
     prox: Option<&[ProxFactor]>,
 ) -> DMatrix<f64> {
-    let theta_t = theta.transpose();
-    let part: Vec<usize> = (0..labels.len()).filter(|&i| labels[i].is_some()).collect();
-    let (sums, _) = chunked_sum(&part, theta.nrows(), theta.ncols(), |i, acc, s| {
-        let what = Contribution::Local(p, prox);
-        client_kernel(fed, i, theta, &theta_t, labels[i], what, weights[i], acc, s)
-    });
-    let mut chosen = vec![false; theta.ncols()];
-    part.iter()
-        .for_each(|&i| chosen[labels[i].unwrap_or(0)] = true);
-    apply_sums(theta, &sums, &chosen)
+    let fixed: Vec<usize> = labels.iter().map(|l| l.unwrap_or(0)).collect();
+    let mask: Vec<bool> = labels.iter().map(Option::is_some).collect();
+    let rep = Replicate::new(
+        theta,
+        Contribution::Local(p, prox),
+        Weight::PerClient(weights),
+    )
+    .fixed(Some(&fixed))
+    .taking_part(Some(&mask));
+    let out = single(fed, rep);
+    apply_sums(theta, &out.sums, &out.chosen())
 }
 
-/// Clients per task of the parallel client loops. Fixed — not derived from the thread count —
-/// so that the partial sums, and hence every result, are the same for any number of threads.
-pub const CLIENT_CHUNK: usize = 8;
-
-/// Per-thread scratch of [`client_kernel`]: its contents never outlive one client, so which
-/// thread's scratch serves which client cannot change a result.
-#[derive(Debug, Default)]
-pub struct Scratch {
-    pred: Vec<f64>,
-    r: Vec<f64>,
-    th: DVector<f64>,
+/// [`batched_sums`] of one replicate.
+pub fn single(fed: &Federation, rep: Replicate<'_>) -> ReplicateSums {
+    batched_sums(fed, &[rep])
+        .pop()
+        .unwrap_or_else(|| unreachable!("one replicate in, one out"))
 }
 
-/// `(Σ_i acc_i, [out_i])` over `items`: `f(i, acc, scratch)` adds client `i`'s contribution to a
-/// `rows × cols` accumulator and returns its output. Chunks of [`CLIENT_CHUNK`] items run in
-/// parallel, each into its own accumulator; the accumulators are added in chunk order and the
-/// outputs kept in item order — a deterministic, thread-count-independent reduction.
-pub fn chunked_sum<T, F>(items: &[usize], rows: usize, cols: usize, f: F) -> (DMatrix<f64>, Vec<T>)
-where
-    T: Send,
-    F: Fn(usize, &mut DMatrix<f64>, &mut Scratch) -> T + Sync,
-{
-    let parts: Vec<(DMatrix<f64>, Vec<T>)> = items
-        .par_chunks(CLIENT_CHUNK)
-        .map_init(Scratch::default, |scratch, chunk| {
-            let mut acc = DMatrix::zeros(rows, cols);
-            let out = chunk.iter().map(|&i| f(i, &mut acc, scratch)).collect();
-            (acc, out)
-        })
-        .collect();
-    let mut total = DMatrix::zeros(rows, cols);
-    let mut outs = Vec::with_capacity(items.len());
-    for (acc, out) in parts {
-        total += acc;
-        outs.extend(out);
-    }
-    (total, outs)
-}
-
-/// What [`client_kernel`] adds to the accumulator's column `z` (the client's choice).
-#[derive(Clone, Copy, Debug)]
-pub enum Contribution<'a> {
-    /// Nothing: the choice only.
-    Choice,
-    /// `scale · φ_iᵀ(φ_iθ_z − y_i)` (`scale = 1/n_i` gives `∇F_i(θ_z)`).
-    Gradient,
-    /// `LocalUpdate_i(θ_z) − θ_z` ([`local_update`]) with the client's FedProx factor if any.
-    Local(&'a Phase2Params, Option<&'a [ProxFactor]>),
-}
-
-/// Client `i`'s fused kernel at models `theta` (`theta_t = θᵀ`, `k × d`): its choice
-/// `z = argmin_j ‖y_i − φ_iθ_j‖²` (eq. 8, ties → lowest `j`; or `fixed`) from one GEMM
-/// `Θᵀφ_iᵀ` over its block, then `acc[:, z] += weight · contribution`, reusing the chosen
-/// residual as the gradient's / first local step's. Returns `z`.
-#[allow(clippy::too_many_arguments)]
-pub fn client_kernel(
-    fed: &Federation,
-    i: usize,
-    theta: &DMatrix<f64>,
-    theta_t: &DMatrix<f64>,
-    fixed: Option<usize>,
-    what: Contribution<'_>,
-    weight: f64,
-    acc: &mut DMatrix<f64>,
-    s: &mut Scratch,
-) -> usize {
-    let (x, y, n, k) = (fed.x(i), fed.y(i), fed.n(i), theta.ncols());
-    if let (Some(z), Contribution::Local(p, Some(f))) = (fixed, what) {
-        let delta = client_update(fed, i, &theta.column(z).clone_owned(), p, Some(&f[i]));
-        acc.column_mut(z).axpy(weight, &delta, 1.0);
-        return z;
-    }
-    s.r.resize(n, 0.0);
-    let z = match fixed {
-        Some(z) => {
-            let mut r = DVectorViewMut::from_slice(&mut s.r[..n], n);
-            r.gemv_tr(1.0, &x, &theta.column(z), 0.0);
-            r -= &y;
-            z
-        }
-        None => {
-            s.pred.resize(k * n, 0.0);
-            let mut pred = DMatrixViewMut::from_slice(&mut s.pred[..k * n], k, n);
-            pred.gemm(1.0, theta_t, &x, 0.0); // k × n: row j = (φ_iθ_j)ᵀ
-            let mut best = (0, f64::INFINITY);
-            for j in 0..k {
-                let loss: f64 = pred
-                    .row(j)
-                    .iter()
-                    .zip(y.iter())
-                    .map(|(a, b)| (a - b) * (a - b))
-                    .sum();
-                if loss < best.1 {
-                    best = (j, loss);
-                }
-            }
-            let z = best.0;
-            for (r, (a, b)) in s.r.iter_mut().zip(pred.row(z).iter().zip(y.iter())) {
-                *r = a - b;
-            }
-            z
-        }
-    };
-    let r = DVectorViewMut::from_slice(&mut s.r[..n], n);
-    match what {
-        Contribution::Choice => {}
-        Contribution::Gradient => acc.column_mut(z).gemv(weight, &x, &r, 1.0),
-        Contribution::Local(p, Some(f)) => {
-            let delta = client_update(fed, i, &theta.column(z).clone_owned(), p, Some(&f[i]));
-            acc.column_mut(z).axpy(weight, &delta, 1.0);
-        }
-        Contribution::Local(p, None) => {
-            let c = p.eta / n as f64;
-            let mut r = r;
-            s.th.resize_vertically_mut(theta.nrows(), 0.0);
-            s.th.copy_from(&theta.column(z));
-            for step in 0..p.local_steps {
-                if step > 0 {
-                    r.gemv_tr(1.0, &x, &s.th, 0.0);
-                    r -= &y;
-                }
-                s.th.gemv(-c, &x, &r, 1.0);
-            }
-            s.th -= theta.column(z);
-            acc.column_mut(z).axpy(weight, &s.th, 1.0);
-        }
-    }
-    z
-}
-
-/// `θ_j + sums_j` for every model some client chose (`counts[j] > 0`); the others are kept bit
+/// `θ_j + sums_j` for every model some client chose (`chosen[j]`); the others are kept bit
 /// for bit.
 pub fn apply_sums(theta: &DMatrix<f64>, sums: &DMatrix<f64>, chosen: &[bool]) -> DMatrix<f64> {
     let mut next = theta.clone();
@@ -356,8 +237,21 @@ pub fn apply_sums(theta: &DMatrix<f64>, sums: &DMatrix<f64>, chosen: &[bool]) ->
     next
 }
 
-/// One fused Phase 2 round ([`client_kernel`] over all clients, chunked in parallel): each
-/// client's choice at `theta` (or `fixed_labels`), its local update from the chosen model, and
+/// The Phase 2 replicate of models `theta`: every client's local update (`p`, FedProx factors
+/// `prox`) from its chosen model (eq. 8, or `fixed_labels`), weighted `n_i/N`.
+pub fn phase2_replicate<'a>(
+    fed: &Federation,
+    theta: &'a DMatrix<f64>,
+    p: &'a Phase2Params,
+    prox: Option<&'a [ProxFactor]>,
+    fixed_labels: Option<&'a [usize]>,
+) -> Replicate<'a> {
+    let total = fed.total_samples() as f64;
+    Replicate::new(theta, Contribution::Local(p, prox), Weight::Share(total)).fixed(fixed_labels)
+}
+
+/// One fused Phase 2 round ([`batched_sums`] with one replicate): each client's choice at
+/// `theta` (or `fixed_labels`), its local update from the chosen model, and
 /// `θ_j ← θ_j + Σ_{i: z_i = j} (n_i/N) Δθ_i`. The same round as [`phase2_round`] up to
 /// rounding. Returns the new models and the labels used.
 pub fn phase2_round_fused(
@@ -367,47 +261,13 @@ pub fn phase2_round_fused(
     prox: Option<&[ProxFactor]>,
     fixed_labels: Option<&[usize]>,
 ) -> (DMatrix<f64>, Vec<usize>) {
-    let total = fed.total_samples() as f64;
-    let theta_t = theta.transpose();
-    let clients: Vec<usize> = (0..fed.num_clients()).collect();
-    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
-        let w = fed.n(i) as f64 / total;
-        let fixed = fixed_labels.map(|l| l[i]);
-        client_kernel(
-            fed,
-            i,
-            theta,
-            &theta_t,
-            fixed,
-            Contribution::Local(p, prox),
-            w,
-            acc,
-            s,
-        )
-    });
-    let mut chosen = vec![false; theta.ncols()];
-    labels.iter().for_each(|&z| chosen[z] = true);
-    (apply_sums(theta, &sums, &chosen), labels)
+    let out = single(fed, phase2_replicate(fed, theta, p, prox, fixed_labels));
+    (apply_sums(theta, &out.sums, &out.chosen()), out.labels)
 }
 
 /// Eq. 8: every client's cluster choice `argmin_j ‖y_i − φ_i θ_j‖²` (ties → lowest j).
 pub fn assign_clusters(fed: &Federation, theta: &DMatrix<f64>) -> Vec<usize> {
-    let theta_t = theta.transpose();
-    let clients: Vec<usize> = (0..fed.num_clients()).collect();
-    chunked_sum(&clients, 0, theta.ncols(), |i, acc, s| {
-        client_kernel(
-            fed,
-            i,
-            theta,
-            &theta_t,
-            None,
-            Contribution::Choice,
-            0.0,
-            acc,
-            s,
-        )
-    })
-    .1
+    single(fed, Replicate::choice(theta)).labels
 }
 
 /// One Phase 2 round from `theta` (`d × k`). Returns the new models and the labels used.
@@ -456,14 +316,7 @@ pub fn run_phase2(
     fixed_labels: Option<&[usize]>,
     rec: &mut Recorder,
 ) -> Result<(DMatrix<f64>, Vec<usize>)> {
-    if theta0.nrows() != fed.d() {
-        return Err(FedmixError::DimensionMismatch {
-            what: "initial models (d)".into(),
-            expected: fed.d(),
-            found: theta0.nrows(),
-        });
-    }
-    p.check(fed)?;
+    check_phase2_start(fed, theta0, p)?;
     let prox = match p.local_solver {
         LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
         LocalSolver::Fedavg => None,
@@ -482,6 +335,131 @@ pub fn run_phase2(
         );
     }
     Ok((theta, labels))
+}
+
+/// A running (or failed) job of [`run_phase2_batch`]: its models and labels so far.
+type Phase2State = Result<(DMatrix<f64>, Vec<usize>)>;
+
+/// One Phase 2 run of [`run_phase2_batch`].
+#[derive(Clone, Copy, Debug)]
+pub struct Phase2Job<'a> {
+    /// Initial models (`d × k`).
+    pub theta0: &'a DMatrix<f64>,
+    /// Step size, local steps, solver, rounds.
+    pub params: Phase2Params,
+    /// Oracle labels (no re-clustering), as in [`run_phase2`].
+    pub fixed_labels: Option<&'a [usize]>,
+}
+
+/// Several Phase 2 runs over the same federation — other starts, step sizes, local-step counts,
+/// FedProx — in lock-step: each round one pass over the data serves every run still going
+/// ([`batched_sums`]), and one more pass gives the training losses of all recorded runs. Run
+/// `j` is recorded into `recs[j]`; each result and trace equals [`run_phase2`] of that job
+/// alone, bit for bit ([`crate::algorithms::replicates`]). A run that fails (parameters,
+/// divergence) leaves the batch with its error; the others go on.
+///
+/// # Panics
+/// When `jobs` and `recs` differ in length.
+pub fn run_phase2_batch(
+    fed: &Federation,
+    jobs: &[Phase2Job<'_>],
+    recs: &mut [Recorder],
+) -> Vec<Result<(DMatrix<f64>, Vec<usize>)>> {
+    assert_eq!(jobs.len(), recs.len(), "one recorder per job");
+    let mut factors: Vec<(u64, Vec<ProxFactor>)> = Vec::new();
+    let mut prox_of: Vec<Option<usize>> = vec![None; jobs.len()];
+    let mut state: Vec<Phase2State> = Vec::with_capacity(jobs.len());
+    for (j, job) in jobs.iter().enumerate() {
+        let checked = check_phase2_start(fed, job.theta0, &job.params).and_then(|()| {
+            if job.params.local_solver == LocalSolver::Fedprox {
+                let key = job.params.eta.to_bits();
+                let at = match factors.iter().position(|(k, _)| *k == key) {
+                    Some(at) => at,
+                    None => {
+                        factors.push((key, prox_factors(fed, job.params.eta)?));
+                        factors.len() - 1
+                    }
+                };
+                prox_of[j] = Some(at);
+            }
+            Ok(())
+        });
+        state.push(checked.map(|()| (job.theta0.clone(), assign_clusters(fed, job.theta0))));
+    }
+    let rounds = jobs.iter().map(|j| j.params.rounds).max().unwrap_or(0);
+    for round in 1..=rounds {
+        let active: Vec<usize> = (0..jobs.len())
+            .filter(|&j| state[j].is_ok() && round <= jobs[j].params.rounds)
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        let reps: Vec<Replicate<'_>> = active
+            .iter()
+            .map(|&j| {
+                let theta = match &state[j] {
+                    Ok((theta, _)) => theta,
+                    Err(_) => unreachable!("only running jobs are active"),
+                };
+                let prox = prox_of[j].map(|at| factors[at].1.as_slice());
+                phase2_replicate(fed, theta, &jobs[j].params, prox, jobs[j].fixed_labels)
+            })
+            .collect();
+        let sums = batched_sums(fed, &reps);
+        let next: Vec<(usize, Phase2State)> = active
+            .iter()
+            .zip(reps.iter().zip(sums))
+            .map(|(&j, (rep, out))| {
+                let theta = apply_sums(rep.theta, &out.sums, &out.chosen());
+                let checked = check_finite_iterate(&theta, "phase 2", round);
+                (j, checked.map(|()| (theta, out.labels)))
+            })
+            .collect();
+        for (j, r) in next {
+            state[j] = r;
+        }
+        let recorded: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&j| state[j].is_ok())
+            .collect();
+        let wants_loss: Vec<&DMatrix<f64>> = recorded
+            .iter()
+            .filter(|&&j| recs[j].records_metrics())
+            .filter_map(|&j| state[j].as_ref().ok().map(|(t, _)| t))
+            .collect();
+        let mut losses = training_losses(fed, &wants_loss).into_iter();
+        for &j in &recorded {
+            if let Ok((theta, labels)) = &state[j] {
+                let loss = if recs[j].records_metrics() {
+                    losses.next()
+                } else {
+                    None
+                };
+                recs[j].model_round_with_loss(
+                    fed,
+                    Phase::Phase2,
+                    theta,
+                    Some(labels),
+                    phase2_comm(fed, theta.ncols()),
+                    loss,
+                );
+            }
+        }
+    }
+    state
+}
+
+/// The checks [`run_phase2`] makes before its first round.
+fn check_phase2_start(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params) -> Result<()> {
+    if theta0.nrows() != fed.d() {
+        return Err(FedmixError::DimensionMismatch {
+            what: "initial models (d)".into(),
+            expected: fed.d(),
+            found: theta0.nrows(),
+        });
+    }
+    p.check(fed).map(|_| ())
 }
 
 #[cfg(test)]

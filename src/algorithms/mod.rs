@@ -5,6 +5,8 @@
 //! - [`fedx_clustering`]: SXY22 Phase 2 (FedAvg/FedProx + clustering, Algorithm 2).
 //! - [`lemma1`]: SXY22 Lemma 1 closed form (eq. 11/12).
 //! - [`two_phase`]: the full pipeline and the `Algorithm` implementations.
+//! - [`replicates`]: the one client pass every round is made of, batched over replicates
+//!   (restarts, learning-rate grids, several runs over the same data) — identical results.
 //!
 //! Baselines (SPEC §5): [`ifca`] (IFCA Algorithm 2, options I/II, and the official-code mode),
 //! [`fedavg`] (vanilla FedAvg/FedProx), [`local`] (per-client least squares / ridge),
@@ -23,6 +25,7 @@ pub mod one_shot;
 pub mod oracle_labels;
 pub mod orthogonal_iteration;
 pub mod participation;
+pub mod replicates;
 pub mod sr_fca;
 pub mod two_phase;
 
@@ -80,11 +83,7 @@ pub fn by_name(
             oracle: true,
         }),
         "ifca" => Box::new(ifca::Ifca { cfg, init }),
-        "ifca-official" => Box::new(ifca::IfcaOfficial {
-            cfg,
-            data_sigma,
-            threads: None,
-        }),
+        "ifca-official" => Box::new(ifca::IfcaOfficial { cfg, data_sigma }),
         "fedavg" => Box::new(fedavg::FedAvg { cfg }),
         "local" => Box::new(local::Local { cfg }),
         "one-shot" => Box::new(one_shot::OneShot { cfg }),

@@ -5,7 +5,7 @@
 //! `local_solver` (`fedavg` | `fedprox`), `rounds`, `phase1_variant` (`practical` |
 //! `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`, `separation`,
 //! `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`, `init_scale`, `k`,
-//! `restarts`, `participation`. Unknown keys are rejected. Baseline parameters (SPEC §5) are
+//! `restarts`, `participation`, `replicate_batch`. Unknown keys are rejected. Baseline parameters (SPEC §5) are
 //! appended at the end of [`RunConfig`]: `ifca_*`, `local_ridge`, `kmeans_*`, `srfca_*`,
 //! `cfl_*`; each is documented on its field and range-checked in [`RunConfig::check`].
 
@@ -96,6 +96,11 @@ pub struct RunConfig {
     pub restarts: usize,
     /// Fraction of clients per round (baselines).
     pub participation: f64,
+    /// Replicates advanced together in one pass over the data (IFCA restarts, the
+    /// `ifca-official` grid): ≥ 1, default 32; 1 = one at a time. Results are identical for
+    /// every value ([`crate::algorithms::replicates`]); larger batches turn memory-bound
+    /// passes into compute-bound products.
+    pub replicate_batch: usize,
     /// IFCA aggregation: `gradient` (option I) | `model` (option II, default; `local_steps` = τ).
     pub ifca_option: IfcaOption,
     /// IFCA random init law: `gaussian` (default, N(0, init_scale² I/d)) | `bernoulli`
@@ -205,6 +210,7 @@ impl Default for RunConfig {
             k: None,
             restarts: 1,
             participation: 1.0,
+            replicate_batch: 32,
             ifca_option: IfcaOption::Model,
             ifca_init: InitDist::Gaussian,
             ifca_official_inits: 10,
@@ -307,6 +313,9 @@ impl RunConfig {
         }
         if self.restarts == 0 {
             return Err(FedmixError::invalid("restarts", 0, "must be ≥ 1"));
+        }
+        if self.replicate_batch == 0 {
+            return Err(FedmixError::invalid("replicate_batch", 0, "must be ≥ 1"));
         }
         if !(self.participation > 0.0 && self.participation <= 1.0) {
             return Err(FedmixError::invalid(

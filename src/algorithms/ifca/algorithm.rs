@@ -2,10 +2,11 @@
 //! selected by training loss. See the [module docs](super).
 
 use crate::algorithms::fedx_clustering::{
-    apply_sums, assign_clusters, chunked_sum, client_kernel, prox_factors, Contribution,
-    LocalSolver, Phase2Params, ProxFactor,
+    apply_sums, assign_clusters, prox_factors, single, LocalSolver, Phase2Params, ProxFactor,
 };
 use crate::algorithms::participation::{self, participants, Schedule};
+use crate::algorithms::replicates::training_losses;
+use crate::algorithms::replicates::{batched_sums, Contribution, Replicate, Weight};
 use crate::algorithms::two_phase::{random_init, RunConfig};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -172,6 +173,13 @@ pub(crate) fn bernoulli_init(
     )
 }
 
+/// A 0/1 mask of the clients in `part` (length `m`).
+fn mask_of(part: &[usize], m: usize) -> Vec<bool> {
+    let mut mask = vec![false; m];
+    part.iter().for_each(|&i| mask[i] = true);
+    mask
+}
+
 /// Option I's PS update on the clients `part` with cluster choices `labels` (indexed by
 /// client): `θ_j ← θ_j − (step · grad_scale / divisor) Σ_{i∈part, labels[i]=j} ∇F_i(θ_j)`.
 /// IFCA: `divisor = |M_t|`, `grad_scale = 1`; official code: `divisor = m`, `grad_scale = 2`.
@@ -185,29 +193,18 @@ pub fn gradient_step(
     divisor: f64,
     grad_scale: f64,
 ) -> DMatrix<f64> {
-    let theta_t = theta.transpose();
-    let (sums, _) = chunked_sum(part, theta.nrows(), theta.ncols(), |i, acc, s| {
-        let w = 1.0 / fed.n(i) as f64;
-        client_kernel(
-            fed,
-            i,
-            theta,
-            &theta_t,
-            Some(labels[i]),
-            Contribution::Gradient,
-            w,
-            acc,
-            s,
-        )
-    });
-    let mut chosen = vec![false; theta.ncols()];
-    part.iter().for_each(|&i| chosen[labels[i]] = true);
-    apply_sums(theta, &(sums * (-step * grad_scale / divisor)), &chosen)
+    let mask = mask_of(part, fed.num_clients());
+    let rep = Replicate::new(theta, Contribution::Gradient, Weight::InverseSize)
+        .fixed(Some(labels))
+        .taking_part(Some(&mask));
+    let out = single(fed, rep);
+    let chosen = out.chosen();
+    apply_sums(theta, &(out.sums * (-step * grad_scale / divisor)), &chosen)
 }
 
 /// Option II's PS update: each client of `part` runs the local solver from `θ_{labels[i]}`; each
 /// model becomes the plain average of the models returned for it (IFCA Algorithm 2 line 15),
-/// computed as `θ_j + (1/|S_j|) Σ_{i∈S_j} (θ̃_i − θ_j)` (chunked, [`chunked_sum`]).
+/// computed as `θ_j + (1/|S_j|) Σ_{i∈S_j} (θ̃_i − θ_j)`.
 pub fn model_average_step(
     fed: &Federation,
     theta: &DMatrix<f64>,
@@ -216,23 +213,17 @@ pub fn model_average_step(
     local: &Phase2Params,
     prox: Option<&[ProxFactor]>,
 ) -> DMatrix<f64> {
-    let theta_t = theta.transpose();
-    let what = Contribution::Local(local, prox);
-    let (sums, _) = chunked_sum(part, theta.nrows(), theta.ncols(), |i, acc, s| {
-        client_kernel(fed, i, theta, &theta_t, Some(labels[i]), what, 1.0, acc, s)
-    });
-    average_sums(theta, sums, part.iter().map(|&i| labels[i]))
+    let mask = mask_of(part, fed.num_clients());
+    let rep = Replicate::new(theta, Contribution::Local(local, prox), Weight::One)
+        .fixed(Some(labels))
+        .taking_part(Some(&mask));
+    let out = single(fed, rep);
+    average_sums(theta, out.sums, &out.counts)
 }
 
-/// `θ_j + sums_j / |S_j|` with `|S_j|` the number of `chosen` equal to `j`; unchosen models
-/// are kept bit for bit.
-fn average_sums(
-    theta: &DMatrix<f64>,
-    mut sums: DMatrix<f64>,
-    chosen: impl Iterator<Item = usize>,
-) -> DMatrix<f64> {
-    let mut counts = vec![0usize; theta.ncols()];
-    chosen.for_each(|j| counts[j] += 1);
+/// `θ_j + sums_j / counts_j` for every model with `counts_j > 0`; the others are kept bit for
+/// bit.
+fn average_sums(theta: &DMatrix<f64>, mut sums: DMatrix<f64>, counts: &[usize]) -> DMatrix<f64> {
     for (j, &c) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
         sums.column_mut(j).scale_mut(1.0 / c as f64);
     }
@@ -242,7 +233,7 @@ fn average_sums(
 
 /// One IFCA round on participants `part`: every client's choice at `theta` (eq. 8 rule, used by
 /// the participants and recorded for all), then option I or II. Returns the new models and the
-/// labels. One fused pass per client ([`client_kernel`]): the choice and, for a participant,
+/// labels. One fused pass per client ([`batched_sums`]): the choice and, for a participant,
 /// its gradient or local update from the same residual, chunked in parallel.
 pub fn ifca_round(
     fed: &Federation,
@@ -251,33 +242,55 @@ pub fn ifca_round(
     p: &IfcaParams,
     prox: Option<&[ProxFactor]>,
 ) -> (DMatrix<f64>, Vec<usize>) {
+    ifca_round_batch(fed, &[theta], &[part], p, prox)
+        .pop()
+        .unwrap_or_else(|| unreachable!("one replicate in, one out"))
+}
+
+/// IFCA rounds of several replicates (restarts) in one pass over the data: replicate `b` has
+/// models `thetas[b]` and participants `parts[b]`. Each result equals [`ifca_round`] on that
+/// replicate alone, bit for bit ([`crate::algorithms::replicates`]).
+///
+/// # Panics
+/// When `thetas` and `parts` differ in length.
+pub fn ifca_round_batch(
+    fed: &Federation,
+    thetas: &[&DMatrix<f64>],
+    parts: &[&[usize]],
+    p: &IfcaParams,
+    prox: Option<&[ProxFactor]>,
+) -> Vec<(DMatrix<f64>, Vec<usize>)> {
+    assert_eq!(
+        thetas.len(),
+        parts.len(),
+        "one participant list per replicate"
+    );
     let m = fed.num_clients();
-    let mut takes_part = vec![false; m];
-    part.iter().for_each(|&i| takes_part[i] = true);
-    let theta_t = theta.transpose();
-    let what = match p.option {
-        IfcaOption::Gradient => Contribution::Gradient,
-        IfcaOption::Model => Contribution::Local(&p.local, prox),
+    let masks: Vec<Vec<bool>> = parts.iter().map(|part| mask_of(part, m)).collect();
+    let (what, weight) = match p.option {
+        IfcaOption::Gradient => (Contribution::Gradient, Weight::InverseSize),
+        IfcaOption::Model => (Contribution::Local(&p.local, prox), Weight::One),
     };
-    let clients: Vec<usize> = (0..m).collect();
-    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
-        let (what, w) = match (takes_part[i], what) {
-            (false, _) => (Contribution::Choice, 0.0),
-            (true, Contribution::Gradient) => (what, 1.0 / fed.n(i) as f64),
-            (true, _) => (what, 1.0),
-        };
-        client_kernel(fed, i, theta, &theta_t, None, what, w, acc, s)
-    });
-    let chosen = part.iter().map(|&i| labels[i]);
-    let next = match p.option {
-        IfcaOption::Gradient => {
-            let mut any = vec![false; theta.ncols()];
-            chosen.for_each(|j| any[j] = true);
-            apply_sums(theta, &(sums * (-p.step / part.len() as f64)), &any)
-        }
-        IfcaOption::Model => average_sums(theta, sums, chosen),
-    };
-    (next, labels)
+    let reps: Vec<Replicate<'_>> = thetas
+        .iter()
+        .zip(&masks)
+        .map(|(theta, mask)| Replicate::new(theta, what, weight).taking_part(Some(mask)))
+        .collect();
+    batched_sums(fed, &reps)
+        .into_iter()
+        .zip(thetas.iter().zip(parts))
+        .map(|(out, (theta, part))| {
+            let next = match p.option {
+                IfcaOption::Gradient => apply_sums(
+                    theta,
+                    &(out.sums * (-p.step / part.len() as f64)),
+                    &out.counts.iter().map(|&c| c > 0).collect::<Vec<_>>(),
+                ),
+                IfcaOption::Model => average_sums(theta, out.sums, &out.counts),
+            };
+            (next, out.labels)
+        })
+        .collect()
 }
 
 /// Communication of a round: `k·d` floats to each participant, `d + 1` back (gradient or
@@ -340,6 +353,84 @@ pub fn run_restart_with(
         );
     }
     Ok((theta, labels))
+}
+
+/// What one restart of [`run_restarts_batch`] produced.
+#[derive(Debug)]
+pub struct RestartOutcome {
+    /// Final models and labels, or the divergence.
+    pub result: Result<(DMatrix<f64>, Vec<usize>)>,
+    /// Communication of the rounds it completed.
+    pub comm: Comm,
+}
+
+/// Restarts `ids` (their indices in the run: they select the participation draws) from
+/// `starts`, in lock-step: every round, one pass over the data serves all restarts still
+/// running ([`ifca_round_batch`]); a restart whose iterate becomes non-finite leaves the batch
+/// with [`FedmixError::Divergence`]. Each outcome equals [`run_restart_with`] on that restart
+/// alone — models, labels, error and communication — bit for bit.
+///
+/// # Errors
+/// FedProx factorisation errors (shared by every restart).
+///
+/// # Panics
+/// When `starts` and `ids` differ in length.
+pub fn run_restarts_batch(
+    fed: &Federation,
+    p: &IfcaParams,
+    starts: &[DMatrix<f64>],
+    ids: &[usize],
+    seed: u64,
+    schedule: Option<&Schedule>,
+) -> Result<Vec<RestartOutcome>> {
+    assert_eq!(starts.len(), ids.len(), "one start per restart");
+    let prox = match (p.option, p.local.local_solver) {
+        (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
+        _ => None,
+    };
+    let m = fed.num_clients();
+    let mut state: Vec<RestartOutcome> = starts
+        .iter()
+        .map(|t| RestartOutcome {
+            result: Ok((t.clone(), assign_clusters(fed, t))),
+            comm: Comm::default(),
+        })
+        .collect();
+    for t in 0..p.local.rounds {
+        let active: Vec<usize> = (0..state.len())
+            .filter(|&b| state[b].result.is_ok())
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        let parts: Vec<Vec<usize>> = active
+            .iter()
+            .map(|&b| match schedule {
+                Some(s) => s.participants(ids[b], t).to_vec(),
+                None => participants(seed, ids[b], t, m, p.participation),
+            })
+            .collect();
+        let thetas: Vec<&DMatrix<f64>> = active
+            .iter()
+            .map(|&b| match &state[b].result {
+                Ok((theta, _)) => theta,
+                Err(_) => unreachable!("only running restarts are active"),
+            })
+            .collect();
+        let part_refs: Vec<&[usize]> = parts.iter().map(Vec::as_slice).collect();
+        let next = ifca_round_batch(fed, &thetas, &part_refs, p, prox.as_deref());
+        for ((&b, part), (theta, labels)) in active.iter().zip(&parts).zip(next) {
+            let o = &mut state[b];
+            match check_finite_iterate(&theta, "IFCA", t + 1) {
+                Ok(()) => {
+                    o.comm = sum_comm(o.comm, round_comm(part.len(), p.k, fed.d()));
+                    o.result = Ok((theta, labels));
+                }
+                Err(e) => o.result = Err(e),
+            }
+        }
+    }
+    Ok(state)
 }
 
 /// IFCA (`ifca`).
@@ -438,34 +529,58 @@ impl WithRandomness for Ifca {
         let mut comm_all = Comm::default();
         let mut first_err = None;
         let mut kept = None;
-        for r in 0..p.restarts {
-            let theta0 = self.start(&p, fed, seed, r, given)?;
-            // With one restart, record directly; otherwise run quietly and re-run the chosen
-            // restart with the caller's recorder (runs are deterministic).
-            let mut quiet = Recorder::quiet();
-            let sink = if p.restarts == 1 {
-                &mut *rec
-            } else {
-                &mut quiet
-            };
-            let before = sink.rows.len();
-            let result = run_restart_with(fed, &p, &theta0, seed, r, schedule, sink);
-            let c = sink.rows[before..]
+        if p.restarts == 1 {
+            let theta0 = self.start(&p, fed, seed, 0, given)?;
+            let before = rec.rows.len();
+            let result = run_restart_with(fed, &p, &theta0, seed, 0, schedule, rec);
+            comm_all = rec.rows[before..]
                 .iter()
                 .fold(Comm::default(), |a, row| sum_comm(a, row.comm));
-            comm_all = sum_comm(comm_all, c);
             match result {
                 Ok((theta, labels)) => {
                     losses.push(training_loss(fed, &theta));
-                    if p.restarts == 1 {
-                        kept = Some((theta, labels));
-                    }
+                    kept = Some((theta, labels));
                 }
                 Err(e @ FedmixError::Divergence { .. }) => {
                     losses.push(f64::INFINITY);
                     first_err.get_or_insert(e);
                 }
                 Err(e) => return Err(e),
+            }
+        } else {
+            // Restarts run quietly in lock-step batches (identical to one at a time); the
+            // chosen restart is then re-run with the caller's recorder.
+            let starts = (0..p.restarts)
+                .map(|r| self.start(&p, fed, seed, r, given))
+                .collect::<Result<Vec<_>>>()?;
+            let ids: Vec<usize> = (0..p.restarts).collect();
+            for group in ids.chunks(self.cfg.replicate_batch.max(1)) {
+                let outcomes = run_restarts_batch(
+                    fed,
+                    &p,
+                    &starts[group[0]..group[0] + group.len()],
+                    group,
+                    seed,
+                    schedule,
+                )?;
+                let mut finals = Vec::new();
+                for o in outcomes {
+                    comm_all = sum_comm(comm_all, o.comm);
+                    match o.result {
+                        Ok((theta, _)) => finals.push(Some(theta)),
+                        Err(e @ FedmixError::Divergence { .. }) => {
+                            finals.push(None);
+                            first_err.get_or_insert(e);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                let done: Vec<&DMatrix<f64>> = finals.iter().flatten().collect();
+                let mut l = training_losses(fed, &done).into_iter();
+                losses.extend(finals.iter().map(|f| {
+                    f.as_ref()
+                        .map_or(f64::INFINITY, |_| l.next().unwrap_or(f64::NAN))
+                }));
             }
         }
         let chosen = argmin(&losses);

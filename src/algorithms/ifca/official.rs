@@ -23,8 +23,9 @@
 //!    iterate and reports NaN ([`official_run`]).
 
 use super::algorithm::{bernoulli_init, check_config, round_comm};
-use crate::algorithms::fedx_clustering::{
-    apply_sums, assign_clusters, chunked_sum, client_kernel, Contribution,
+use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
+use crate::algorithms::replicates::{
+    batched_sums, training_losses, Contribution, Replicate, Weight,
 };
 use crate::algorithms::two_phase::RunConfig;
 use crate::error::{FedmixError, Result};
@@ -137,36 +138,40 @@ pub fn min_dist(theta: &DMatrix<f64>, theta_star: &DMatrix<f64>) -> f64 {
 /// `θ_j ← θ_j − (lr/m) Σ_{i: ĵ_i = j} ∇MSE_i(θ_j)` with `∇MSE_i = 2∇F_i` (torch `MSELoss` is the
 /// mean squared error, without the ½) and `m` = all machines (`gradient_update` divides by
 /// `len(grads)` = m, not by the cluster size). Each machine's choice and gradient come from one
-/// fused pass over its data ([`client_kernel`]), machines chunked in parallel: the iteration is
-/// memory-bound at d = 1000.
+/// fused pass over its data ([`batched_sums`]), machines chunked in parallel: the iteration is
+/// memory-bound at d = 1000 — which is why the grid batches its runs ([`official_step_batch`]).
 pub fn official_step(
     fed: &Federation,
     theta: &DMatrix<f64>,
     lr: f64,
 ) -> (DMatrix<f64>, Vec<usize>) {
+    official_step_batch(fed, &[(theta, lr)])
+        .pop()
+        .unwrap_or_else(|| unreachable!("one replicate in, one out"))
+}
+
+/// [`official_step`] for several runs `(θ, lr)` in one pass over the data; each result equals
+/// the run's own [`official_step`] bit for bit ([`crate::algorithms::replicates`]).
+pub fn official_step_batch(
+    fed: &Federation,
+    runs: &[(&DMatrix<f64>, f64)],
+) -> Vec<(DMatrix<f64>, Vec<usize>)> {
     let m = fed.num_clients();
-    let theta_t = theta.transpose();
-    let clients: Vec<usize> = (0..m).collect();
-    let (sums, labels) = chunked_sum(&clients, theta.nrows(), theta.ncols(), |i, acc, s| {
-        let w = 1.0 / fed.n(i) as f64;
-        client_kernel(
-            fed,
-            i,
-            theta,
-            &theta_t,
-            None,
-            Contribution::Gradient,
-            w,
-            acc,
-            s,
-        )
-    });
-    let mut chosen = vec![false; theta.ncols()];
-    labels.iter().for_each(|&j| chosen[j] = true);
-    (
-        apply_sums(theta, &(sums * (-lr * 2.0 / m as f64)), &chosen),
-        labels,
-    )
+    let reps: Vec<Replicate<'_>> = runs
+        .iter()
+        .map(|(theta, _)| Replicate::new(theta, Contribution::Gradient, Weight::InverseSize))
+        .collect();
+    batched_sums(fed, &reps)
+        .into_iter()
+        .zip(runs)
+        .map(|(out, (theta, lr))| {
+            let chosen = out.chosen();
+            (
+                apply_sums(theta, &(out.sums * (-lr * 2.0 / m as f64)), &chosen),
+                out.labels,
+            )
+        })
+        .collect()
 }
 
 /// Result of one official run.
@@ -232,6 +237,57 @@ pub fn official_run(
     })
 }
 
+/// Official runs from `(θ₀, lr)` for `iterations` iterations each, in lock-step: one pass over
+/// the data per iteration serves every run still going ([`official_step_batch`]); a run leaves
+/// the batch at its first non-finite iterate. Each result equals [`official_run`] of that run
+/// alone (quiet recorder), bit for bit.
+///
+/// # Errors
+/// Missing `θ*`.
+pub fn official_runs_batch(
+    fed: &Federation,
+    starts: &[(DMatrix<f64>, f64)],
+    iterations: usize,
+) -> Result<Vec<OfficialRun>> {
+    let ts = fed.require_theta_star("ifca-official's min_dist")?;
+    let mut state: Vec<(DMatrix<f64>, Vec<usize>, Option<usize>)> = starts
+        .iter()
+        .map(|(t, _)| (t.clone(), assign_clusters(fed, t), None))
+        .collect();
+    for t in 0..iterations {
+        let active: Vec<usize> = (0..state.len()).filter(|&b| state[b].2.is_none()).collect();
+        if active.is_empty() {
+            break;
+        }
+        let runs: Vec<(&DMatrix<f64>, f64)> =
+            active.iter().map(|&b| (&state[b].0, starts[b].1)).collect();
+        let next = official_step_batch(fed, &runs);
+        for (&b, (theta, labels)) in active.iter().zip(next) {
+            let diverged = theta.iter().any(|v| !v.is_finite());
+            state[b] = (theta, labels, diverged.then_some(t + 1));
+        }
+    }
+    let finite: Vec<&DMatrix<f64>> = state
+        .iter()
+        .filter(|s| s.2.is_none())
+        .map(|s| &s.0)
+        .collect();
+    let mut losses = training_losses(fed, &finite).into_iter();
+    Ok(state
+        .into_iter()
+        .map(|(theta, labels, diverged_at)| OfficialRun {
+            min_dist: min_dist(&theta, ts),
+            training_loss: match diverged_at {
+                Some(_) => f64::INFINITY,
+                None => losses.next().unwrap_or(f64::NAN),
+            },
+            theta,
+            labels,
+            diverged_at,
+        })
+        .collect())
+}
+
 /// The official summary's verdict for one data seed (`run_p2_r_noise.py::summarize`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct OfficialVerdict {
@@ -278,71 +334,40 @@ pub fn official_success(values: &[f64], threshold: f64) -> OfficialVerdict {
 /// The reported `θ̂` is the run with the smallest final `min_dist` (the official protocol's
 /// choice, which uses `θ*`: an oracle selection; `extra` also names the run a user would pick by
 /// training loss). Its trace is re-run into the caller's recorder; the other runs are quiet.
-/// Runs are spread over threads by index, so the result does not depend on the thread count.
+/// The runs advance in lock-step batches ([`official_runs_batch`]); the result does not
+/// depend on the batch size or the thread count.
 #[derive(Clone, Debug)]
 pub struct IfcaOfficial {
     /// Configuration.
     pub cfg: RunConfig,
     /// σ the data were generated with (the CLI takes it from the data set's manifest).
     pub data_sigma: Option<f64>,
-    /// Worker threads; `None` = available parallelism.
-    pub threads: Option<usize>,
 }
 
 impl IfcaOfficial {
-    /// Every run of the grid, in official order (index = init · |lrs| + lr index).
+    /// Every run of the grid, in official order (index = init · |lrs| + lr index), in lock-step
+    /// batches of `cfg.replicate_batch` runs ([`official_runs_batch`]; identical for any batch
+    /// size).
     ///
     /// # Errors
-    /// As [`official_run`].
+    /// As [`official_runs_batch`].
     pub fn grid(
         &self,
         fed: &Federation,
         p: &OfficialParams,
         seed: u64,
     ) -> Result<Vec<OfficialRun>> {
-        let n_runs = p.inits * p.lrs.len();
-        let workers = self
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .clamp(1, n_runs.max(1));
-        let one = |idx: usize| -> Result<OfficialRun> {
-            let (init, lr) = (idx / p.lrs.len(), p.lrs[idx % p.lrs.len()]);
-            let theta0 = official_init(fed.d(), p.k, seed, init);
-            official_run(fed, &theta0, lr, p.iterations, &mut Recorder::quiet())
-        };
-        let mut slots: Vec<Option<Result<OfficialRun>>> = (0..n_runs).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let one = &one;
-                    s.spawn(move || {
-                        (w..n_runs)
-                            .step_by(workers)
-                            .map(|idx| (idx, one(idx)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            for h in handles {
-                // A worker can only fail by panicking (a bug); its runs stay empty and are
-                // reported as a typed error below.
-                if let Ok(results) = h.join() {
-                    results.into_iter().for_each(|(i, r)| slots[i] = Some(r));
-                }
-            }
-        });
-        slots
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| {
-                s.unwrap_or_else(|| {
-                    Err(FedmixError::Divergence {
-                        phase: format!("ifca-official worker for run {i} (thread panicked)"),
-                        round: 0,
-                    })
-                })
+        let starts: Vec<(DMatrix<f64>, f64)> = (0..p.inits * p.lrs.len())
+            .map(|idx| {
+                let (init, lr) = (idx / p.lrs.len(), p.lrs[idx % p.lrs.len()]);
+                (official_init(fed.d(), p.k, seed, init), lr)
             })
-            .collect()
+            .collect();
+        let mut runs = Vec::with_capacity(starts.len());
+        for batch in starts.chunks(self.cfg.replicate_batch.max(1)) {
+            runs.extend(official_runs_batch(fed, batch, p.iterations)?);
+        }
+        Ok(runs)
     }
 }
 
@@ -462,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn official_grid_does_not_depend_on_threads() {
+    fn official_grid_does_not_depend_on_the_batch_size() {
         let data = generate_named(
             "ifca-official",
             2,
@@ -475,21 +500,37 @@ mod tests {
             ..RunConfig::default()
         };
         let p = OfficialParams::from_config(&cfg, &data.train, Some(0.001)).unwrap();
-        let one = IfcaOfficial {
+        let all = IfcaOfficial {
             cfg: cfg.clone(),
             data_sigma: Some(0.001),
-            threads: Some(1),
         };
-        let two = IfcaOfficial {
-            threads: Some(2),
-            ..one.clone()
+        let one = IfcaOfficial {
+            cfg: RunConfig {
+                replicate_batch: 1,
+                ..cfg.clone()
+            },
+            data_sigma: Some(0.001),
         };
-        let a = one.grid(&data.train, &p, 5).unwrap();
-        let b = two.grid(&data.train, &p, 5).unwrap();
+        let a = all.grid(&data.train, &p, 5).unwrap();
+        let b = one.grid(&data.train, &p, 5).unwrap();
         assert_eq!(a.len(), 9);
-        for (x, y) in a.iter().zip(&b) {
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             assert_eq!(x.theta, y.theta);
+            assert_eq!(x.labels, y.labels);
             assert_eq!(x.min_dist.to_bits(), y.min_dist.to_bits());
+            assert_eq!(x.training_loss.to_bits(), y.training_loss.to_bits());
+            // …and equals the plain single run of the same (init, lr).
+            let (init, lr) = (i / p.lrs.len(), p.lrs[i % p.lrs.len()]);
+            let alone = official_run(
+                &data.train,
+                &official_init(8, 2, 5, init),
+                lr,
+                20,
+                &mut Recorder::quiet(),
+            )
+            .unwrap();
+            assert_eq!(alone.theta, x.theta);
+            assert_eq!(alone.diverged_at, x.diverged_at);
         }
     }
 

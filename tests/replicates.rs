@@ -1,0 +1,263 @@
+//! Batched replicates equal single runs bit for bit (issue 7; `src/algorithms/replicates.rs`).
+//!
+//! The property rests on [`gemm_batched`]: each entry of a product depends on its own row of
+//! the left factor and column of the right factor alone, whatever else is batched next to it. It is checked directly (both of
+//! nalgebra's paths: matrixmultiply when every dimension exceeds 5, column-wise `gemv`
+//! otherwise; inner dimensions above matrixmultiply's 256-wide blocks), then end to end for
+//! every algorithm that batches: IFCA restarts (options I and II, FedAvg and FedProx local
+//! solvers, partial participation), the `ifca-official` grid (with diverging runs), and
+//! batched Phase 2 runs with mixed `s`, `η`, FedProx, fixed labels and a failing job.
+
+use fedmix::algorithms::fedx_clustering::{
+    run_phase2, run_phase2_batch, LocalSolver, Phase2Job, Phase2Params,
+};
+use fedmix::algorithms::ifca::{
+    official_init, official_run, official_runs_batch, run_restart_with, run_restarts_batch, Ifca,
+    IfcaOption, IfcaParams,
+};
+use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::federation::Federation;
+use fedmix::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
+use fedmix::rng::{stream, Purpose};
+use fedmix::run::{Algorithm, Recorder};
+use fedmix::synthetic::generate_named;
+use nalgebra::DMatrix;
+use rand::RngExt;
+
+fn data(setting: &str, seed: u64, pairs: &[(&str, &str)]) -> Federation {
+    let sets: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    generate_named(setting, seed, &sets).expect("data").train
+}
+
+fn random(rows: usize, cols: usize, seed: u64) -> DMatrix<f64> {
+    let mut rng = stream(seed, Purpose::Replicate, 0);
+    DMatrix::from_fn(rows, cols, |_, _| rng.random::<f64>() * 2.0 - 1.0)
+}
+
+fn bits(m: &DMatrix<f64>) -> Vec<u64> {
+    m.iter().map(|v| v.to_bits()).collect()
+}
+
+/// `a · b` through `gemm_batched`.
+fn product(a: &DMatrix<f64>, b: &DMatrix<f64>, batched: Batched) -> DMatrix<f64> {
+    let mut c = DMatrix::zeros(a.nrows(), b.ncols());
+    gemm_batched(&mut c.as_view_mut(), &a.as_view(), &b.as_view(), batched);
+    c
+}
+
+fn col_bits(m: &DMatrix<f64>, j: usize) -> Vec<u64> {
+    m.column(j).iter().map(|v| v.to_bits()).collect()
+}
+
+fn row_bits(m: &DMatrix<f64>, i: usize) -> Vec<u64> {
+    m.row(i).iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn gemm_entries_do_not_depend_on_the_other_replicates() {
+    // (fixed outer size, inner): ≤ 5 → nalgebra's gemv path; otherwise matrixmultiply, with
+    // inner > 256 crossing its kc blocks.
+    for (case, &(outer, inner)) in [(3, 4), (3, 40), (40, 4), (13, 37), (30, 600)]
+        .iter()
+        .enumerate()
+    {
+        let case = case as u64;
+        for width in [GEMM_MIN_BATCH, 7, 13, 31] {
+            // Columns batched: C = A (outer × inner) · B (inner × width).
+            let a = random(outer, inner, 100 + case);
+            let b = random(inner, width, 200 + width as u64);
+            let full = product(&a, &b, Batched::Cols);
+            // Rows batched: C = Bᵀ (width × inner) · A' (inner × outer).
+            let at = random(inner, outer, 300 + case);
+            let bt = b.transpose();
+            let full_rows = product(&bt, &at, Batched::Rows);
+            for j in 0..width {
+                for pos in [0, GEMM_MIN_BATCH - 1] {
+                    let mut alone = DMatrix::zeros(inner, GEMM_MIN_BATCH);
+                    alone.set_column(pos, &b.column(j));
+                    let c = product(&a, &alone, Batched::Cols);
+                    let what = format!("outer {outer}, inner {inner}, width {width}, entry {j}");
+                    assert_eq!(col_bits(&c, pos), col_bits(&full, j), "columns: {what}");
+                    let r = product(&alone.transpose(), &at, Batched::Rows);
+                    assert_eq!(row_bits(&r, pos), row_bits(&full_rows, j), "rows: {what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "at least 6 batched")]
+fn gemm_batched_refuses_a_narrow_batch() {
+    let a = random(8, 8, 1);
+    let b = random(8, 2, 2);
+    let _ = product(&a, &b, Batched::Cols);
+}
+
+fn ifca_cfg(option: IfcaOption, solver: LocalSolver, batch: usize) -> RunConfig {
+    RunConfig {
+        ifca_option: option,
+        local_solver: solver,
+        local_steps: 3,
+        rounds: 12,
+        restarts: 5,
+        participation: 0.5,
+        replicate_batch: batch,
+        ..RunConfig::default()
+    }
+}
+
+#[test]
+fn ifca_restarts_batched_equal_one_at_a_time() {
+    // n_i = 7 > 5 (matrixmultiply path) and n_i = 3 (gemv path).
+    for samples in ["7", "3"] {
+        let fed = data(
+            "sxy-balanced",
+            4,
+            &[("d", "9"), ("clients", "30"), ("samples", samples)],
+        );
+        for (option, solver) in [
+            (IfcaOption::Gradient, LocalSolver::Fedavg),
+            (IfcaOption::Model, LocalSolver::Fedavg),
+            (IfcaOption::Model, LocalSolver::Fedprox),
+        ] {
+            let run = |batch: usize| {
+                let alg = Ifca {
+                    cfg: ifca_cfg(option, solver, batch),
+                    init: None,
+                };
+                let mut rec = Recorder::new(true);
+                let out = alg.run(&fed, 11, &mut rec).expect("IFCA run");
+                (out, rec)
+            };
+            let (one, rec1) = run(1);
+            for batch in [2, 5, 32] {
+                let (b, recb) = run(batch);
+                let what = format!("{option:?}/{solver:?}, n_i = {samples}, batch {batch}");
+                assert_eq!(bits(&one.theta_hat), bits(&b.theta_hat), "{what}");
+                assert_eq!(one.labels, b.labels, "{what}");
+                assert_eq!(one.extra, b.extra, "{what}: restart losses / choice");
+                assert_eq!(rec1.to_csv(), recb.to_csv(), "{what}: trace");
+            }
+            // And each restart of a batch equals that restart run alone.
+            let p = IfcaParams::from_config(&ifca_cfg(option, solver, 5), &fed).expect("params");
+            let starts: Vec<DMatrix<f64>> = (0..5)
+                .map(|r| fedmix::algorithms::ifca::init_models(9, 3, p.init, 1.0, 11, r))
+                .collect();
+            let ids: Vec<usize> = (0..5).collect();
+            let batch = run_restarts_batch(&fed, &p, &starts, &ids, 11, None).expect("batch");
+            for (r, o) in batch.iter().enumerate() {
+                let alone =
+                    run_restart_with(&fed, &p, &starts[r], 11, r, None, &mut Recorder::quiet())
+                        .expect("restart");
+                let (theta, labels) = o.result.as_ref().expect("batched restart");
+                assert_eq!(bits(theta), bits(&alone.0));
+                assert_eq!(labels, &alone.1);
+            }
+        }
+    }
+}
+
+#[test]
+fn official_runs_batched_equal_single_runs_including_divergence() {
+    let fed = data(
+        "ifca-official",
+        3,
+        &[
+            ("d", "20"),
+            ("clients", "12"),
+            ("samples", "15"),
+            ("r", "1"),
+        ],
+    );
+    // lr = 8 diverges (first non-finite iterate ends the run), 0.1 and 0.01 converge.
+    let lrs = [8.0, 0.1, 0.01];
+    let starts: Vec<(DMatrix<f64>, f64)> = (0..4)
+        .flat_map(|init| {
+            lrs.iter()
+                .map(move |&lr| (official_init(20, 2, 9, init), lr))
+        })
+        .collect();
+    let batch = official_runs_batch(&fed, &starts, 400).expect("batch");
+    let mut diverged = 0;
+    for ((theta0, lr), b) in starts.iter().zip(&batch) {
+        let alone = official_run(&fed, theta0, *lr, 400, &mut Recorder::quiet()).expect("run");
+        assert_eq!(alone.diverged_at, b.diverged_at, "lr {lr}");
+        assert_eq!(bits(&alone.theta), bits(&b.theta), "lr {lr}");
+        assert_eq!(alone.labels, b.labels);
+        assert_eq!(alone.min_dist.to_bits(), b.min_dist.to_bits());
+        assert_eq!(alone.training_loss.to_bits(), b.training_loss.to_bits());
+        diverged += usize::from(b.diverged_at.is_some());
+    }
+    assert_eq!(diverged, 4, "every lr = 8 run diverges, no other");
+}
+
+#[test]
+fn phase2_batch_equals_single_runs_trace_included() {
+    for samples in ["9", "4"] {
+        let fed = data(
+            "sxy-balanced",
+            6,
+            &[("d", "10"), ("clients", "24"), ("samples", samples)],
+        );
+        let base = RunConfig::default().phase2(&fed);
+        let starts: Vec<DMatrix<f64>> = (0..3).map(|r| random_init(10, 3, 1.0, 6, r)).collect();
+        let truth = fed.labels().expect("labels").to_vec();
+        let job = |start: usize, s: usize, eta_scale: f64, solver, rounds| Phase2Job {
+            theta0: &starts[start],
+            params: Phase2Params {
+                eta: base.eta * eta_scale,
+                local_steps: s,
+                local_solver: solver,
+                rounds,
+            },
+            fixed_labels: None,
+        };
+        let mut jobs = vec![
+            job(0, 1, 1.0, LocalSolver::Fedavg, 15),
+            job(0, 5, 1.0, LocalSolver::Fedavg, 15),
+            job(1, 10, 0.5, LocalSolver::Fedavg, 9),
+            job(2, 2, 1.0, LocalSolver::Fedprox, 15),
+            job(1, 1, 0.5, LocalSolver::Fedprox, 12),
+            // γ ≥ 1: refused, the others unaffected.
+            job(0, 2, 1e3, LocalSolver::Fedavg, 15),
+        ];
+        jobs.push(Phase2Job {
+            fixed_labels: Some(&truth),
+            ..job(2, 3, 1.0, LocalSolver::Fedavg, 15)
+        });
+        let mut recs: Vec<Recorder> = (0..jobs.len()).map(|_| Recorder::new(true)).collect();
+        recs[1] = Recorder::quiet();
+        let out = run_phase2_batch(&fed, &jobs, &mut recs);
+        for (j, (job, (res, rec))) in jobs.iter().zip(out.iter().zip(&recs)).enumerate() {
+            let mut alone_rec = if j == 1 {
+                Recorder::quiet()
+            } else {
+                Recorder::new(true)
+            };
+            let alone = run_phase2(
+                &fed,
+                job.theta0,
+                &job.params,
+                job.fixed_labels,
+                &mut alone_rec,
+            );
+            match (res, alone) {
+                (Ok((t, l)), Ok((ta, la))) => {
+                    assert_eq!(bits(t), bits(&ta), "job {j}, n_i = {samples}");
+                    assert_eq!(l, &la);
+                    assert_eq!(rec.to_csv(), alone_rec.to_csv(), "job {j}: trace");
+                    assert_eq!(rec.iterates.len(), alone_rec.iterates.len());
+                }
+                (Err(e), Err(ea)) => {
+                    assert_eq!(j, 5);
+                    assert_eq!(e.to_string(), ea.to_string());
+                }
+                (r, a) => panic!("job {j}: batch {:?} vs alone {:?}", r.is_ok(), a.is_ok()),
+            }
+        }
+    }
+}
