@@ -6,7 +6,9 @@ use fedmix::algorithms::fedmd::{
     client_moments, run_fedmd, subspace_basis, Pairing, Phase1Variant,
 };
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
-use fedmix::algorithms::ifca::{ifca_round, IfcaOption, IfcaParams};
+use fedmix::algorithms::ifca::{
+    ifca_round, official_init, official_step, official_step_batch, IfcaOption, IfcaParams,
+};
 use fedmix::algorithms::kmeans::kmeans;
 use fedmix::algorithms::orthogonal_iteration::federated_orthogonal_iteration;
 use fedmix::algorithms::two_phase::{random_init, RunConfig};
@@ -54,6 +56,35 @@ fn bench_ifca(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("ifca_round", "k2_m100_n100_d1000"), |b| {
         b.iter(|| ifca_round(&f, &theta, &all, &p, None))
     });
+    g.finish();
+}
+
+/// Batched vs sequential replicates (issue 7 item 4): one iteration of 30 official runs
+/// (10 inits × 3 learning rates) as 30 single passes or one batched pass — same results.
+fn bench_replicates(c: &mut Criterion) {
+    let f = fed("ifca-official", &[]);
+    let starts: Vec<DMatrix<f64>> = (0..30).map(|i| official_init(f.d(), 2, 1, i)).collect();
+    let lrs = [1.0, 0.1, 0.01];
+    let runs: Vec<(&DMatrix<f64>, f64)> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t, lrs[i % 3]))
+        .collect();
+    let mut g = quick(c, "replicates");
+    g.bench_function(
+        BenchmarkId::new("official_30_sequential", "k2_m100_n100_d1000"),
+        |b| {
+            b.iter(|| {
+                runs.iter()
+                    .map(|&(t, lr)| official_step(&f, t, lr))
+                    .collect::<Vec<_>>()
+            })
+        },
+    );
+    g.bench_function(
+        BenchmarkId::new("official_30_batched", "k2_m100_n100_d1000"),
+        |b| b.iter(|| official_step_batch(&f, &runs)),
+    );
     g.finish();
 }
 
@@ -137,6 +168,7 @@ fn bench_metrics(c: &mut Criterion) {
 criterion_group!(
     benches,
     bench_ifca,
+    bench_replicates,
     bench_phase2,
     bench_phase1,
     bench_metrics
