@@ -12,7 +12,6 @@
 //! (the same anchors, samples and `θ₀` they would draw alone; a test checks that the shared
 //! path equals [`crate::algorithms::two_phase::TwoPhase`] bit for bit).
 
-use crate::algorithms::fedmd::FedMdOutput;
 use crate::algorithms::two_phase::{RunConfig, TwoPhase};
 use crate::error::{FedmixError, Result};
 use crate::io::{prepare_output_dir, write_json};
@@ -607,54 +606,31 @@ fn series_result(
     s
 }
 
-/// Phase 1 of a two-phase series, shared by series with the same Phase 1 parameters.
-type Phase1Cache = Vec<(String, Recorder, std::result::Result<FedMdOutput, String>)>;
-
-fn run_two_phase_shared(
-    cfg: &RunConfig,
-    fed: &crate::federation::Federation,
-    seed: u64,
-    cache: &mut Phase1Cache,
-) -> (Recorder, std::result::Result<RunOutput, String>) {
-    let alg = TwoPhase {
-        cfg: cfg.clone(),
-        init: None,
-    };
-    // Phase 2 parameter errors belong to this series, not to the shared Phase 1 entry.
-    let key = match cfg.phase1(fed).and_then(|p1| {
-        cfg.phase2(fed).check(fed)?;
-        Ok(format!(
-            "{}|{}",
-            serde_json::to_string(&p1).unwrap_or_default(),
-            cfg.init_scale.to_bits()
-        ))
-    }) {
-        Ok(k) => k,
-        Err(e) => return (Recorder::new(false), Err(e.to_string())),
-    };
-    let idx = match cache.iter().position(|(k, _, _)| *k == key) {
-        Some(i) => i,
-        None => {
-            let mut rec = Recorder::new(false);
-            let out = alg
-                .run_phase1_with(fed, seed, &Randomness::default(), &mut rec)
-                .map_err(|e| e.to_string());
-            cache.push((key, rec, out));
-            cache.len() - 1
-        }
-    };
-    let (_, rec1, out1) = &cache[idx];
-    let mut rec = rec1.clone();
-    let out = match out1 {
-        Ok(phase1) => alg
-            .run_phase2_from(fed, phase1, &mut rec)
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.clone()),
-    };
-    (rec, out)
+/// The key under which two-phase series share Phase 1 (its parameters and the start's scale),
+/// after checking both phases' parameters: an error here belongs to the series alone.
+fn phase1_key(cfg: &RunConfig, fed: &crate::federation::Federation) -> Result<String> {
+    let p1 = cfg.phase1(fed)?;
+    cfg.phase2(fed).check(fed)?;
+    Ok(format!(
+        "{}|{}",
+        serde_json::to_string(&p1).unwrap_or_default(),
+        cfg.init_scale.to_bits()
+    ))
 }
 
-/// Run one cell: generate its data, run every series.
+/// Whether an experiment's figures need per-round metrics (a trace figure, or rounds / floats
+/// to a target error); sweeps of final values record communication only, which lets runs skip
+/// per-round metric passes and re-runs.
+pub fn needs_traces(e: &Experiment) -> bool {
+    e.figures.iter().any(|f| {
+        f.kind == FigureKind::Trace
+            || matches!(f.metric, Metric::RoundsToTarget | Metric::FloatsToTarget)
+    })
+}
+
+/// Run one cell: generate its data, run every series. Two-phase series with the same Phase 1
+/// parameters share one Phase 1 run, and their Phase 2 runs advance together
+/// ([`TwoPhase::run_phase2_batch_from`]) — bit-identical to running each series alone.
 ///
 /// # Errors
 /// Data generation errors (the cell's parameters were checked by [`Experiment::plan`]; this
@@ -663,33 +639,71 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
     let e = &plan.experiment;
     let data = synthetic::generate_named(&e.setting, cell.seed, &cell.data)?;
     let fed = &data.train;
-    let mut cache: Phase1Cache = Vec::new();
-    let series = e
-        .series
-        .iter()
-        .zip(&cell.configs)
-        .map(|(s, cfg)| {
-            let (rec, out) = if s.algorithm == "two-phase" {
-                run_two_phase_shared(cfg, fed, cell.seed, &mut cache)
-            } else {
-                // Iterates are kept for the coverage distance of runs with fewer than k models.
-                let mut rec = Recorder::new(true);
-                let out =
-                    crate::algorithms::by_name(&s.algorithm, cfg, None, Some(data.params.sigma))
-                        .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
-                        .map_err(|e| e.to_string());
-                (rec, out)
-            };
-            series_result(&s.label, &rec, out, fed)
-        })
-        .collect();
+    let traces = needs_traces(e);
+    // Iterates are kept for the coverage distance of runs with fewer than k models.
+    let recorder = |iterates: bool| {
+        if traces {
+            Recorder::new(iterates)
+        } else {
+            Recorder::quiet()
+        }
+    };
+    let mut results: Vec<Option<SeriesResult>> = vec![None; e.series.len()];
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, (s, cfg)) in e.series.iter().zip(&cell.configs).enumerate() {
+        if s.algorithm == "two-phase" {
+            match phase1_key(cfg, fed) {
+                Ok(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((key, vec![i])),
+                },
+                Err(err) => {
+                    let r = series_result(&s.label, &recorder(false), Err(err.to_string()), fed);
+                    results[i] = Some(r);
+                }
+            }
+            continue;
+        }
+        let mut rec = recorder(true);
+        let out = crate::algorithms::by_name(&s.algorithm, cfg, None, Some(data.params.sigma))
+            .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
+            .map_err(|e| e.to_string());
+        results[i] = Some(series_result(&s.label, &rec, out, fed));
+    }
+    for (_, members) in groups {
+        let algs: Vec<TwoPhase> = members
+            .iter()
+            .map(|&m| TwoPhase {
+                cfg: cell.configs[m].clone(),
+                init: None,
+            })
+            .collect();
+        let mut rec1 = recorder(false);
+        let phase1 = algs[0].run_phase1_with(fed, cell.seed, &Randomness::default(), &mut rec1);
+        let outs: Vec<std::result::Result<RunOutput, String>> = match &phase1 {
+            Ok(p1) => {
+                let refs: Vec<&TwoPhase> = algs.iter().collect();
+                let mut recs: Vec<Recorder> = members.iter().map(|_| rec1.clone()).collect();
+                let outs = TwoPhase::run_phase2_batch_from(&refs, fed, p1, &mut recs);
+                for (&m, (rec, out)) in members.iter().zip(recs.iter().zip(outs)) {
+                    let out = out.map_err(|e| e.to_string());
+                    results[m] = Some(series_result(&e.series[m].label, rec, out, fed));
+                }
+                continue;
+            }
+            Err(err) => members.iter().map(|_| Err(err.to_string())).collect(),
+        };
+        for (&m, out) in members.iter().zip(outs) {
+            results[m] = Some(series_result(&e.series[m].label, &rec1, out, fed));
+        }
+    }
     Ok(CellResult {
         version: FORMAT_VERSION,
         experiment: e.name.clone(),
         profile: plan.profile.clone(),
         cell: cell.clone(),
         sigma: data.params.sigma,
-        series,
+        series: results.into_iter().flatten().collect(),
     })
 }
 
@@ -1142,6 +1156,10 @@ config = { local_steps = 1 }
 label = "prox"
 algorithm = "two-phase"
 config = { local_solver = "fedprox" }
+[[series]]
+label = "s5 eta"
+algorithm = "two-phase"
+config = { local_steps = 5, eta_gamma = 0.5 }
 [[figures]]
 name = "f"
 kind = "trace"
@@ -1165,6 +1183,65 @@ metric = "distance"
             assert_eq!(series.phase1_rounds, 10);
             let fin = crate::output::final_metrics(&data.train, None, &out);
             assert_eq!(series.final_distance, fin["distance"].as_f64());
+        }
+    }
+
+    /// Sweep-only experiments record communication only (no per-round metrics, no re-run of
+    /// the reported restart or official run); their final values equal those of the same
+    /// cells recorded in full.
+    #[test]
+    fn sweep_cells_without_traces_give_the_same_final_values() {
+        let text = |kind: &str| {
+            format!(
+                r#"
+name = "t"
+title = "t"
+paper = "t"
+claim = "t"
+setting = "ifca-official"
+data = {{ d = 12, clients = 16, samples = 20, r = 1.0, sigma = 0.1 }}
+[axis]
+parameter = "r"
+target = "data"
+label = "r"
+values = [1.0]
+[profiles.quick]
+seeds = 1
+config = {{ rounds = 25, ifca_official_inits = 3, ifca_official_iterations = 40, restarts = 3 }}
+[[series]]
+label = "official"
+algorithm = "ifca-official"
+[[series]]
+label = "ifca"
+algorithm = "ifca"
+[[series]]
+label = "two-phase"
+algorithm = "two-phase"
+config = {{ anchors = 6, anchor_min_samples = 4 }}
+[[figures]]
+name = "f"
+kind = "{kind}"
+metric = "distance"
+"#
+            )
+        };
+        let run = |kind: &str| {
+            let e: Experiment = toml::from_str(&text(kind)).unwrap();
+            assert_eq!(needs_traces(&e), kind == "trace");
+            let plan = e.plan("quick").unwrap();
+            run_cell(&plan, &plan.cells[0]).unwrap()
+        };
+        let (full, quiet) = (run("trace"), run("sweep"));
+        for (a, b) in full.series.iter().zip(&quiet.series) {
+            assert_eq!(a.error, b.error, "{}", a.label);
+            assert!(a.error.is_none(), "{}: {:?}", a.label, a.error);
+            assert_eq!(a.final_distance, b.final_distance, "{}", a.label);
+            assert_eq!(a.final_misclustering, b.final_misclustering, "{}", a.label);
+            assert_eq!(a.official_success, b.official_success, "{}", a.label);
+            assert_eq!(a.floats, b.floats, "{}: communication", a.label);
+            assert!(a.distance.iter().any(Option::is_some));
+            // (Phase 1 rows carry the anchors' error either way: they cost nothing extra.)
+            assert!(b.distance[b.phase1_rounds..].iter().all(Option::is_none));
         }
     }
 

@@ -153,6 +153,30 @@ impl Recorder {
         self.model_round_with_loss(fed, phase, theta, labels, comm, loss);
     }
 
+    /// A row with communication only — what a quiet recorder keeps of a round — for a round
+    /// whose models the caller does not have at hand (a run reused from a batch).
+    pub fn comm_round(&mut self, phase: Phase, comm: Comm) {
+        self.rows.push(RoundRecord {
+            round: self.rows.len() + 1,
+            phase,
+            distance: None,
+            per_cluster: Vec::new(),
+            misclustering: None,
+            training_loss: None,
+            anchors: None,
+            anchor_clusters: None,
+            empty_clusters: None,
+            comm,
+        });
+    }
+
+    /// Whether the recorder needs each round's models: it computes metrics or saves iterates.
+    /// When it does not, a run computed elsewhere can be reported with [`Recorder::comm_round`]
+    /// rows instead of being re-run.
+    pub fn needs_models(&self) -> bool {
+        !self.skip_metrics || self.save_iterates
+    }
+
     /// Whether rows get metrics (a [`Recorder::quiet`] recorder keeps communication only).
     pub fn records_metrics(&self) -> bool {
         !self.skip_metrics

@@ -13,7 +13,7 @@ use super::fedmd::{
     phase1_randomness, run_fedmd_with, FedMdOutput, FedMdParams, Pairing, Phase1Variant,
     SubspaceMethod,
 };
-use super::fedx_clustering::{run_phase2, LocalSolver, Phase2Params};
+use super::fedx_clustering::{run_phase2, run_phase2_batch, LocalSolver, Phase2Job, Phase2Params};
 use super::ifca::{IfcaOption, InitDist};
 use super::sr_fca::SrfcaDist;
 use crate::error::{FedmixError, Result};
@@ -585,22 +585,79 @@ impl TwoPhase {
     ) -> Result<RunOutput> {
         let (p1, p2) = self.params(fed)?;
         let (theta_hat, labels) = run_phase2(fed, &phase1.theta_hat, &p2, None, rec)?;
-        let mut extra = serde_json::Map::new();
-        extra.insert("phase1".into(), json!({
-            "params": p1,
-            "anchors": phase1.anchors,
-            "components_found": phase1.components_found,
-            "excluded_clients_n_lt_2": phase1.excluded_clients,
-            "separation": phase1.separation,
-            "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
-        }));
-        extra.insert("phase2".into(), json!(p2));
-        Ok(RunOutput {
-            theta_hat,
-            labels,
-            termination: Termination::MaxRounds,
-            extra,
-        })
+        Ok(phase2_output(fed, &p1, &p2, phase1, theta_hat, labels))
+    }
+
+    /// Phase 2 of several configurations `algs` (e.g. the local-step counts of SXY22 Fig. 1)
+    /// from one shared Phase 1 output, in lock-step ([`run_phase2_batch`]: one pass over the
+    /// data per round for all of them); configuration `j` is recorded into `recs[j]`. Each
+    /// result equals [`TwoPhase::run_phase2_from`] of that configuration, trace included, bit
+    /// for bit.
+    ///
+    /// # Panics
+    /// When `algs` and `recs` differ in length.
+    pub fn run_phase2_batch_from(
+        algs: &[&TwoPhase],
+        fed: &Federation,
+        phase1: &FedMdOutput,
+        recs: &mut [Recorder],
+    ) -> Vec<Result<RunOutput>> {
+        assert_eq!(algs.len(), recs.len(), "one recorder per configuration");
+        let params: Vec<Result<(FedMdParams, Phase2Params)>> =
+            algs.iter().map(|a| a.params(fed)).collect();
+        let ok: Vec<usize> = (0..algs.len()).filter(|&j| params[j].is_ok()).collect();
+        let jobs: Vec<Phase2Job<'_>> = ok
+            .iter()
+            .filter_map(|&j| params[j].as_ref().ok())
+            .map(|(_, p2)| Phase2Job {
+                theta0: &phase1.theta_hat,
+                params: *p2,
+                fixed_labels: None,
+            })
+            .collect();
+        let mut sub: Vec<Recorder> = ok.iter().map(|&j| std::mem::take(&mut recs[j])).collect();
+        let mut outs = run_phase2_batch(fed, &jobs, &mut sub).into_iter();
+        for (&j, r) in ok.iter().zip(sub) {
+            recs[j] = r;
+        }
+        params
+            .into_iter()
+            .map(|p| {
+                let (p1, p2) = p?;
+                let (theta_hat, labels) = outs
+                    .next()
+                    .unwrap_or_else(|| unreachable!("one outcome per valid configuration"))?;
+                Ok(phase2_output(fed, &p1, &p2, phase1, theta_hat, labels))
+            })
+            .collect()
+    }
+}
+
+/// The run output of Phase 2 from `phase1`: final models and labels, with both phases'
+/// parameters and Phase 1's summary in `extra`.
+fn phase2_output(
+    fed: &Federation,
+    p1: &FedMdParams,
+    p2: &Phase2Params,
+    phase1: &FedMdOutput,
+    theta_hat: DMatrix<f64>,
+    labels: Vec<usize>,
+) -> RunOutput {
+    let mut extra = serde_json::Map::new();
+    extra.insert("phase1".into(), json!({
+        "params": p1,
+        "anchors": phase1.anchors,
+        "components_found": phase1.components_found,
+        "excluded_clients_n_lt_2": phase1.excluded_clients,
+        "separation": phase1.separation,
+        "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
+    }));
+    extra.insert("phase2".into(), json!(p2));
+    RunOutput {
+        theta_hat,
+        labels,
+        termination: Termination::MaxRounds,
+        extra,
     }
 }
 

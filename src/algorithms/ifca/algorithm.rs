@@ -529,6 +529,7 @@ impl WithRandomness for Ifca {
         let mut comm_all = Comm::default();
         let mut first_err = None;
         let mut kept = None;
+        let mut reused: Vec<Option<(DMatrix<f64>, Vec<usize>)>> = Vec::new();
         if p.restarts == 1 {
             let theta0 = self.start(&p, fed, seed, 0, given)?;
             let before = rec.rows.len();
@@ -567,7 +568,7 @@ impl WithRandomness for Ifca {
                 for o in outcomes {
                     comm_all = sum_comm(comm_all, o.comm);
                     match o.result {
-                        Ok((theta, _)) => finals.push(Some(theta)),
+                        Ok(done) => finals.push(Some(done)),
                         Err(e @ FedmixError::Divergence { .. }) => {
                             finals.push(None);
                             first_err.get_or_insert(e);
@@ -575,18 +576,35 @@ impl WithRandomness for Ifca {
                         Err(e) => return Err(e),
                     }
                 }
-                let done: Vec<&DMatrix<f64>> = finals.iter().flatten().collect();
+                let done: Vec<&DMatrix<f64>> = finals.iter().flatten().map(|f| &f.0).collect();
                 let mut l = training_losses(fed, &done).into_iter();
                 losses.extend(finals.iter().map(|f| {
                     f.as_ref()
                         .map_or(f64::INFINITY, |_| l.next().unwrap_or(f64::NAN))
                 }));
+                reused.extend(finals);
             }
         }
         let chosen = argmin(&losses);
         if !losses[chosen].is_finite() {
             if let Some(e) = first_err {
                 return Err(e);
+            }
+        }
+        // A recorder that needs no models gets the chosen restart's batched result (identical
+        // to a re-run) with its communication rows instead of a re-run.
+        if kept.is_none() && !rec.needs_models() {
+            if let Some(done) = reused.get_mut(chosen).and_then(Option::take) {
+                for t in 0..p.local.rounds {
+                    let n = match schedule {
+                        Some(s) => s.participants(chosen, t).len(),
+                        None => {
+                            participants(seed, chosen, t, fed.num_clients(), p.participation).len()
+                        }
+                    };
+                    rec.comm_round(Phase::Phase2, round_comm(n, p.k, fed.d()));
+                }
+                kept = Some(done);
             }
         }
         let (theta_hat, labels) = match kept {

@@ -394,13 +394,23 @@ impl Algorithm for IfcaOfficial {
         let losses: Vec<f64> = runs.iter().map(|r| r.training_loss).collect();
         let by_loss = argmin(&losses);
         let (init, lr) = (by_dist / p.lrs.len(), p.lrs[by_dist % p.lrs.len()]);
-        let chosen = official_run(
-            fed,
-            &official_init(fed.d(), p.k, seed, init),
-            lr,
-            p.iterations,
-            rec,
-        )?;
+        // The reported run's trace: re-run it (bit-identical to its batched run) when the
+        // recorder wants models; otherwise report the batched result with communication rows.
+        let chosen = if rec.needs_models() {
+            official_run(
+                fed,
+                &official_init(fed.d(), p.k, seed, init),
+                lr,
+                p.iterations,
+                rec,
+            )?
+        } else {
+            let run = runs[by_dist].clone();
+            let comm = round_comm(fed.num_clients(), p.k, fed.d());
+            (0..run.diverged_at.unwrap_or(p.iterations))
+                .for_each(|_| rec.comm_round(Phase::Phase2, comm));
+            run
+        };
         let per_run: Vec<serde_json::Value> = runs
             .iter()
             .enumerate()
