@@ -143,8 +143,10 @@ fn vm_hwm_bytes() -> u64 {
 }
 
 /// Child: generate M clients of n = 10 at d, time IFCA rounds (k = 3), print
-/// `round_s floor_s peak_bytes raw_bytes`.
+/// `round_s floor_s peak_bytes raw_bytes baseline_bytes` (baseline: the high-water mark before
+/// any data exists — the binary, its libraries and thread stacks).
 fn child(m: usize, d: usize) {
+    let baseline = vm_hwm_bytes();
     let f = fed(
         "sxy-balanced",
         &[
@@ -155,10 +157,10 @@ fn child(m: usize, d: usize) {
     );
     let (round, floor) = round_and_floor(&f, 3, 3);
     let raw = (f.total_samples() * (d + 1) * 8) as u64;
-    println!("{round} {floor} {} {raw}", vm_hwm_bytes());
+    println!("{round} {floor} {} {raw} {baseline}", vm_hwm_bytes());
 }
 
-fn run_child(m: usize, d: usize) -> Option<(f64, f64, u64, u64)> {
+fn run_child(m: usize, d: usize) -> Option<(f64, f64, u64, u64, u64)> {
     let exe = std::env::current_exe().ok()?;
     let out = std::process::Command::new(exe)
         .args(["--child", &m.to_string(), &d.to_string()])
@@ -171,6 +173,7 @@ fn run_child(m: usize, d: usize) -> Option<(f64, f64, u64, u64)> {
         v.get(1)?.parse().ok()?,
         v.get(2)?.parse().ok()?,
         v.get(3)?.parse().ok()?,
+        v.get(4)?.parse().ok()?,
     ))
 }
 
@@ -282,20 +285,21 @@ fn main() {
     } else {
         vec![1_000, 10_000, 100_000]
     };
-    let _ = writeln!(md, "## Scaling (IFCA round, option I, k = 3, n_i = 10; child processes)\n\n| M | d | N·d | round | round / floor | peak memory / raw data |\n|---|---|---|---|---|---|");
+    let _ = writeln!(md, "## Scaling (IFCA round, option I, k = 3, n_i = 10; child processes)\n\n| M | d | N·d | round | round / floor | peak memory / raw data | (peak − process baseline) / raw data |\n|---|---|---|---|---|---|---|");
     let mut nd = Vec::new();
     let mut times = Vec::new();
     let mut grid: Vec<(usize, usize)> = ms.iter().map(|&m| (m, 100)).collect();
     grid.extend([(10_000, 10), (10_000, 1000)]);
     for (m, d) in grid {
-        if let Some((round, floor, peak, raw)) = run_child(m, d) {
+        if let Some((round, floor, peak, raw, base)) = run_child(m, d) {
             let _ = writeln!(
                 md,
-                "| {m} | {d} | {:.1e} | {:.2} ms | {:.2} | {:.2} |",
+                "| {m} | {d} | {:.1e} | {:.2} ms | {:.2} | {:.2} | {:.2} |",
                 (m * 10 * d) as f64,
                 round * 1e3,
                 round / floor,
-                peak as f64 / raw as f64
+                peak as f64 / raw as f64,
+                peak.saturating_sub(base) as f64 / raw as f64
             );
             nd.push((m * 10 * d) as f64);
             times.push(round);

@@ -154,8 +154,9 @@ impl ReplicateSums {
     }
 }
 
-/// Per-thread scratch of the client kernel: its contents never outlive one client, so which
-/// thread's scratch serves which client cannot change a result.
+/// Per-thread scratch of the client kernel: its contents never outlive one client (every
+/// buffer is overwritten before it is read), so which thread's scratch serves which client
+/// cannot change a result.
 #[derive(Debug, Default)]
 struct Scratch {
     pred: Vec<f64>,
@@ -166,6 +167,13 @@ struct Scratch {
     out: Vec<f64>,
     gradient_reps: Vec<usize>,
     fedavg_reps: Vec<usize>,
+}
+
+thread_local! {
+    /// Each worker thread's scratch, kept across rounds so that the per-client loop allocates
+    /// nothing once the buffers have grown to the largest client (no client pass calls back
+    /// into rayon, so a borrow never overlaps another on the same thread).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// Column offsets of the replicates in the stacked models, and the total.
@@ -205,19 +213,22 @@ pub fn batched_sums(fed: &Federation, reps: &[Replicate<'_>]) -> Vec<ReplicateSu
     let chunks = m.div_ceil(CLIENT_CHUNK);
     let parts: Vec<(DMatrix<f64>, Vec<usize>, Vec<f64>)> = (0..chunks)
         .into_par_iter()
-        .map_init(Scratch::default, |s, c| {
+        .map(|c| {
             let clients = c * CLIENT_CHUNK..((c + 1) * CLIENT_CHUNK).min(m);
             let mut acc = DMatrix::zeros(rows, cols);
             let mut labels = vec![0usize; clients.len() * nb];
             let mut losses = vec![0.0; nb];
-            for (slot, i) in labels.chunks_mut(nb.max(1)).zip(clients) {
-                let mut out = ClientOut {
-                    labels: slot,
-                    losses: &mut losses,
-                    acc: &mut acc,
-                };
-                client_pass(fed, i, reps, &stacked, &offs, s, &mut out);
-            }
+            SCRATCH.with(|cell| {
+                let s = &mut *cell.borrow_mut();
+                for (slot, i) in labels.chunks_mut(nb.max(1)).zip(clients) {
+                    let mut out = ClientOut {
+                        labels: slot,
+                        losses: &mut losses,
+                        acc: &mut acc,
+                    };
+                    client_pass(fed, i, reps, &stacked, &offs, s, &mut out);
+                }
+            });
             (acc, labels, losses)
         })
         .collect();
