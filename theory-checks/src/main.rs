@@ -206,7 +206,7 @@ fn run_experiments(args: &Args) -> Result<(), String> {
             r.skipped,
             figures.display()
         );
-        entries.push((e, m, secs));
+        entries.push((e, m, (secs, r.ran)));
     }
     if args.only.is_none() {
         let md = experiments::report(&entries, "experiments", &args.profile);
