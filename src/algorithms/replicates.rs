@@ -8,8 +8,10 @@
 //! with block `φ_i` (`n_i × d`, [`Federation::x_t`]) and the models of `B` replicates stacked as
 //! `Θ = [Θ_1 … Θ_B]` (`d × Σ_b k_b`):
 //!
-//! 1. `P = Θᵀ φ_iᵀ` (`Σ k_b × n_i`), one GEMM: every replicate's `k` predictions; replicate `b`'s
-//!    choice is `argmin_j ‖P[j_b, :] − y_iᵀ‖²` (SXY22 eq. 8 / IFCA Algorithm 2 line 6, ties →
+//! 1. `P = Θᵀ φ_iᵀ` (`Σ k_b × n_i`): every replicate's `k` predictions, computed by one GEMM for
+//!    a group of consecutive small clients (their feature columns are contiguous;
+//!    [`PREDICTION_GROUP_FLOATS`]) or for one large client; replicate `b`'s choice is
+//!    `argmin_j ‖P[j_b, :] − y_iᵀ‖²` (SXY22 eq. 8 / IFCA Algorithm 2 line 6, ties →
 //!    lowest `j`) unless its labels are fixed;
 //! 2. gradient replicates: residuals `R = [P[z_b, :]ᵀ − y_i]_b`, `G = φ_iᵀ R` (`d × B`), one GEMM,
 //!    and `acc_b[:, z_b] += w_b · G[:, b]`;
@@ -159,7 +161,10 @@ impl ReplicateSums {
 /// cannot change a result.
 #[derive(Debug, Default)]
 struct Scratch {
+    /// Predictions of every stacked model for the chunk's samples (`height × S`, column-major).
     pred: Vec<f64>,
+    /// Where the current client's columns start in `pred`.
+    pred_off: usize,
     res: Vec<f64>,
     grad: Vec<f64>,
     th: Vec<f64>,
@@ -220,13 +225,19 @@ pub fn batched_sums(fed: &Federation, reps: &[Replicate<'_>]) -> Vec<ReplicateSu
             let mut losses = vec![0.0; nb];
             SCRATCH.with(|cell| {
                 let s = &mut *cell.borrow_mut();
-                for (slot, i) in labels.chunks_mut(nb.max(1)).zip(clients) {
-                    let mut out = ClientOut {
-                        labels: slot,
-                        losses: &mut losses,
-                        acc: &mut acc,
-                    };
-                    client_pass(fed, i, reps, &stacked, &offs, s, &mut out);
+                let mut slots = labels.chunks_mut(nb.max(1));
+                for group in prediction_groups(fed, clients) {
+                    chunk_predictions(fed, group.clone(), reps, &stacked, s);
+                    let first = fed.offsets()[group.start];
+                    for (slot, i) in slots.by_ref().zip(group) {
+                        s.pred_off = (fed.offsets()[i] - first) * stacked.nrows();
+                        let mut out = ClientOut {
+                            labels: slot,
+                            losses: &mut losses,
+                            acc: &mut acc,
+                        };
+                        client_pass(fed, i, reps, &stacked, &offs, s, &mut out);
+                    }
                 }
             });
             (acc, labels, losses)
@@ -302,6 +313,63 @@ fn uses_residual(what: Contribution<'_>) -> bool {
     }
 }
 
+/// Features (floats) of consecutive clients whose predictions one product computes: small
+/// clients are grouped up to this size (256 KiB, an L2-resident block) so that they do not pay
+/// a product call each, while a large client's block stays in cache between its prediction and
+/// gradient products. The grouping depends only on the data's shape, never on the replicates.
+pub const PREDICTION_GROUP_FLOATS: usize = 1 << 15;
+
+/// Consecutive runs of `clients` whose feature blocks together hold at most
+/// [`PREDICTION_GROUP_FLOATS`] floats (at least one client each).
+fn prediction_groups(
+    fed: &Federation,
+    clients: std::ops::Range<usize>,
+) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let off = fed.offsets();
+    let d = fed.d();
+    let mut start = clients.start;
+    std::iter::from_fn(move || {
+        if start >= clients.end {
+            return None;
+        }
+        let mut end = start + 1;
+        while end < clients.end && d * (off[end + 1] - off[start]) <= PREDICTION_GROUP_FLOATS {
+            end += 1;
+        }
+        let group = start..end;
+        start = end;
+        Some(group)
+    })
+}
+
+/// The predictions `Θᵀφ_iᵀ` of every stacked model for all samples of the chunk's `clients` in
+/// one product (their feature columns are contiguous), when some client of the chunk needs them;
+/// each client's columns start at `s.pred_off`, set by the caller per client. An entry is the
+/// same number whichever clients share the product ([`gemm_batched`] is entry-wise independent
+/// along both outer dimensions), so chunking changes no result.
+fn chunk_predictions(
+    fed: &Federation,
+    clients: std::ops::Range<usize>,
+    reps: &[Replicate<'_>],
+    stacked: &DMatrix<f64>,
+    s: &mut Scratch,
+) {
+    let needed = clients.clone().any(|i| {
+        reps.iter()
+            .any(|r| r.fixed.is_none() || (r.takes(i) && uses_residual(r.what)))
+    });
+    if !needed || clients.is_empty() {
+        return;
+    }
+    let start = fed.offsets()[clients.start];
+    let samples = fed.offsets()[clients.end] - start;
+    let height = stacked.nrows();
+    s.pred.resize(height * samples, 0.0);
+    let mut pred = DMatrixViewMut::from_slice(&mut s.pred[..height * samples], height, samples);
+    let x = fed.features().columns(start, samples);
+    gemm_batched(&mut pred, &stacked.as_view(), &x, Batched::Rows);
+}
+
 /// Where a client's results go: its choice per replicate, the chunk's loss partial sums and
 /// contribution accumulator.
 struct ClientOut<'o> {
@@ -326,21 +394,14 @@ fn client_pass(
     let n = fed.n(i);
     let y = fed.y(i);
     let height = stacked.nrows();
-    let needs_pred = reps
-        .iter()
-        .any(|r| r.fixed.is_none() || (r.takes(i) && uses_residual(r.what)));
-    if needs_pred {
-        s.pred.resize(height * n, 0.0);
-        let mut pred = DMatrixViewMut::from_slice(&mut s.pred[..height * n], height, n);
-        gemm_batched(&mut pred, &stacked.as_view(), &fed.x(i), Batched::Rows);
-    }
     s.gradient_reps.clear();
     s.fedavg_reps.clear();
     for (b, r) in reps.iter().enumerate() {
         let z = match r.fixed {
             Some(l) => l[i],
             None => {
-                let (z, sq) = choose(&s.pred, height, offs[b], r.theta.ncols(), &y);
+                let pred = &s.pred[s.pred_off..s.pred_off + height * n];
+                let (z, sq) = choose(pred, height, offs[b], r.theta.ncols(), &y);
                 out.losses[b] += share * (sq / (2.0 * n as f64));
                 z
             }
@@ -408,7 +469,8 @@ fn gradient_group(
     s.res.resize(n * width, 0.0);
     s.grad.resize(d * width, 0.0);
     let rows = group.iter().map(|&b| offs[b] + labels[b]);
-    residuals_from_rows(&s.pred, height, rows, &fed.y(i), &mut s.res[..n * width]);
+    let pred = &s.pred[s.pred_off..s.pred_off + height * n];
+    residuals_from_rows(pred, height, rows, &fed.y(i), &mut s.res[..n * width]);
     let res = DMatrixView::from_slice(&s.res[..n * width], n, width);
     let mut grad = DMatrixViewMut::from_slice(&mut s.grad[..d * width], d, width);
     gemm_batched(&mut grad, &fed.x(i), &res, Batched::Cols);
@@ -446,7 +508,8 @@ fn fedavg_group(
     s.tht.resize(width * d, 0.0);
     s.out.resize(width * n, 0.0);
     let rows = group.iter().map(|&b| offs[b] + labels[b]);
-    residuals_from_rows(&s.pred, height, rows, &y, &mut s.res[..n * width]);
+    let pred = &s.pred[s.pred_off..s.pred_off + height * n];
+    residuals_from_rows(pred, height, rows, &y, &mut s.res[..n * width]);
     let mut th = DMatrixViewMut::from_slice(&mut s.th[..d * width], d, width);
     th.fill(0.0);
     for (a, &b) in group.iter().enumerate() {
