@@ -261,3 +261,76 @@ fn phase2_batch_equals_single_runs_trace_included() {
         }
     }
 }
+
+/// The engine against an independent per-client reference (nalgebra products, one client at a
+/// time) on data where a chunk of clients spans several prediction groups of mixed sizes
+/// (`PREDICTION_GROUP_FLOATS`): labels, training loss, an option-I gradient round and a Phase 2
+/// FedAvg round. (A slot misalignment at group boundaries once passed every other test, whose
+/// data fit one group per chunk.)
+#[test]
+fn engine_matches_a_per_client_reference_across_prediction_groups() {
+    use fedmix::algorithms::fedx_clustering::{
+        assign_clusters, client_gradient, local_update, phase2_round_fused,
+    };
+    use fedmix::algorithms::ifca::gradient_step;
+    use fedmix::algorithms::replicates::{CLIENT_CHUNK, PREDICTION_GROUP_FLOATS};
+    use fedmix::metrics::{argmin, client_losses, training_loss};
+    for (setting, pairs) in [
+        (
+            "sxy-balanced",
+            vec![("d", "200"), ("clients", "29"), ("samples", "40")],
+        ),
+        (
+            "sxy-unbalanced-data",
+            vec![("d", "900"), ("clients", "60"), ("large_clients", "9")],
+        ),
+    ] {
+        let fed = data(setting, 8, &pairs);
+        let (d, m) = (fed.d(), fed.num_clients());
+        // A chunk of clients spans several prediction groups.
+        assert!(d * fed.n(0) * CLIENT_CHUNK > PREDICTION_GROUP_FLOATS);
+        let theta = random(d, 3, 77);
+        let labels = assign_clusters(&fed, &theta);
+        let mut loss = 0.0;
+        for i in 0..m {
+            let l = client_losses(&fed, i, &theta);
+            assert_eq!(labels[i], argmin(&l), "{setting}: client {i}");
+            loss += fed.n(i) as f64 / fed.total_samples() as f64 * l[labels[i]];
+        }
+        let engine_loss = training_loss(&fed, &theta);
+        assert!(
+            (engine_loss - loss).abs() <= 1e-12 * loss,
+            "{setting}: loss"
+        );
+        // Option I: θ_j − (γ/M) Σ_{z_i = j} ∇F_i(θ_j).
+        let all: Vec<usize> = (0..m).collect();
+        let got = gradient_step(&fed, &theta, &all, &labels, 0.3, m as f64, 1.0);
+        let mut want = theta.clone();
+        for (i, &z) in labels.iter().enumerate() {
+            let g = client_gradient(&fed, i, &theta.column(z).clone_owned());
+            want.column_mut(z).axpy(-0.3 / m as f64, &g, 1.0);
+        }
+        assert!(
+            (&got - &want).amax() <= 1e-12 * want.amax(),
+            "{setting}: gradient round"
+        );
+        // Phase 2 FedAvg, s = 3: θ_j + Σ_{z_i = j} (n_i/N)(G_i³(θ_j) − θ_j).
+        let p = Phase2Params {
+            local_steps: 3,
+            ..RunConfig::default().phase2(&fed)
+        };
+        let (got, got_labels) = phase2_round_fused(&fed, &theta, &p, None, None);
+        assert_eq!(got_labels, labels);
+        let mut want = theta.clone();
+        for (i, &z) in labels.iter().enumerate() {
+            let start = theta.column(z).clone_owned();
+            let delta = local_update(&fed, i, &start, &p, None) - &start;
+            let w = fed.n(i) as f64 / fed.total_samples() as f64;
+            want.column_mut(z).axpy(w, &delta, 1.0);
+        }
+        assert!(
+            (&got - &want).amax() <= 1e-12 * want.amax(),
+            "{setting}: phase 2 round"
+        );
+    }
+}

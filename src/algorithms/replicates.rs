@@ -229,7 +229,9 @@ pub fn batched_sums(fed: &Federation, reps: &[Replicate<'_>]) -> Vec<ReplicateSu
                 for group in prediction_groups(fed, clients) {
                     chunk_predictions(fed, group.clone(), reps, &stacked, s);
                     let first = fed.offsets()[group.start];
-                    for (slot, i) in slots.by_ref().zip(group) {
+                    // `group` first: `Zip` pulls its left side first, and a slot must not be
+                    // consumed when the group is exhausted.
+                    for (i, slot) in group.zip(slots.by_ref()) {
                         s.pred_off = (fed.offsets()[i] - first) * stacked.nrows();
                         let mut out = ClientOut {
                             labels: slot,
