@@ -156,7 +156,13 @@ impl Recorder {
     /// A row with communication only — what a quiet recorder keeps of a round — for a round
     /// whose models the caller does not have at hand (a run reused from a batch).
     pub fn comm_round(&mut self, phase: Phase, comm: Comm) {
-        self.rows.push(RoundRecord {
+        let row = self.bare_row(phase, comm, None);
+        self.rows.push(row);
+    }
+
+    /// The next row with communication (and empty-cluster count) only.
+    fn bare_row(&self, phase: Phase, comm: Comm, empty_clusters: Option<usize>) -> RoundRecord {
+        RoundRecord {
             round: self.rows.len() + 1,
             phase,
             distance: None,
@@ -165,9 +171,9 @@ impl Recorder {
             training_loss: None,
             anchors: None,
             anchor_clusters: None,
-            empty_clusters: None,
+            empty_clusters,
             comm,
-        });
+        }
     }
 
     /// Whether the recorder needs each round's models: it computes metrics or saves iterates.
@@ -206,18 +212,8 @@ impl Recorder {
             used.iter().filter(|u| !**u).count()
         });
         if self.skip_metrics {
-            self.rows.push(RoundRecord {
-                round,
-                phase,
-                distance: None,
-                per_cluster: Vec::new(),
-                misclustering: None,
-                training_loss: None,
-                anchors: None,
-                anchor_clusters: None,
-                empty_clusters,
-                comm,
-            });
+            let row = self.bare_row(phase, comm, empty_clusters);
+            self.rows.push(row);
             return;
         }
         let (distance, per_cluster) = model_distance(fed, theta);
