@@ -2,7 +2,9 @@
 //! `docs/performance.md`. Every comparison is a ratio of two timings taken in the same run
 //! (medians of repeats): the machines are shared and noisy. Peak memory comes from child
 //! processes (this binary re-run with `--child`), read from `VmHWM` in `/proc/self/status`.
-//! `--quick` shrinks the scaling grid (M ≤ 10⁴).
+//! `--quick` shrinks the scaling grid (M ≤ 10⁴). `--round-only` prints the IFCA round against
+//! its memory floor and two Phase 2 rounds (s = 1, 5) and writes nothing: a quick before/after
+//! probe for kernel changes (build the old commit in a worktree and alternate the two binaries).
 
 use fedmix::algorithms::fedmd::{subspace_basis, subspace_matrix, Pairing};
 use fedmix::algorithms::fedx_clustering::{phase2_replicate, phase2_round_fused, Phase2Params};
@@ -202,6 +204,31 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
         child(args[2].parse().expect("M"), args[3].parse().expect("d"));
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("--round-only") {
+        // Section 1 alone (for before/after comparisons of the round kernel).
+        let f = fed("ifca-official", &[]);
+        let (round, floor) = round_and_floor(&f, 2, 15);
+        println!(
+            "round {:.2} ms, floor {:.2} ms, ratio {:.2}",
+            round * 1e3,
+            floor * 1e3,
+            round / floor
+        );
+        let sxy = fed("sxy-balanced", &[]);
+        let base = RunConfig::default().phase2(&sxy);
+        let theta = random_init(sxy.d(), 3, 1.0, 1, 0);
+        for s in [1usize, 5] {
+            let p = Phase2Params {
+                local_steps: s,
+                ..base
+            };
+            let t = median_time(9, || {
+                std::hint::black_box(phase2_round_fused(&sxy, &theta, &p, None, None));
+            });
+            println!("phase 2 round, sxy-balanced, s = {s}: {:.2} ms", t * 1e3);
+        }
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");

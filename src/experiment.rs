@@ -869,8 +869,19 @@ pub struct Line {
     pub points: Vec<Band>,
     /// Phase 1 rounds (trace figures of two-phase series; shaded).
     pub phase1_rounds: usize,
-    /// Seeds whose run failed, with the first message.
-    pub failures: Vec<(u64, String)>,
+    /// Runs of this line that failed (a typed error instead of a result), in cell order.
+    pub failures: Vec<Failure>,
+}
+
+/// A run of a line that ended in a typed error (e.g. Phase 1 finding fewer than k clusters).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Data seed of the cell.
+    pub seed: u64,
+    /// Axis value of the cell (sweeps); `None` in trace figures, where a failure has no round.
+    pub x: Option<f64>,
+    /// The error's message.
+    pub message: String,
 }
 
 /// A merged figure.
@@ -1004,13 +1015,19 @@ pub fn merge(out: &Path) -> Result<Merged> {
                     None => e.series[si].label.clone(),
                 };
                 let mine: Vec<&CellResult> = cells.iter().filter(|c| c.cell.variant == v).collect();
-                let failures: Vec<(u64, String)> = mine
+                let failures: Vec<Failure> = mine
                     .iter()
                     .filter_map(|c| {
-                        c.series[si]
-                            .error
-                            .as_ref()
-                            .map(|m| (c.cell.seed, m.clone()))
+                        c.series[si].error.as_ref().map(|m| Failure {
+                            seed: c.cell.seed,
+                            x: match f.kind {
+                                FigureKind::Trace => None,
+                                FigureKind::Sweep => {
+                                    c.cell.x.and_then(|p| plan.axis_values.get(p.0).copied())
+                                }
+                            },
+                            message: m.clone(),
+                        })
                     })
                     .collect();
                 let mut points = Vec::new();

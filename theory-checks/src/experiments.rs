@@ -4,7 +4,7 @@
 
 use crate::figure::register_fonts;
 use crate::progress::Progress;
-use fedmix::experiment::{self, Experiment, Merged, MergedFigure, Plan, RunOptions};
+use fedmix::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -230,32 +230,47 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
 }
 
 /// A markdown table of a figure's last point (trace) or every axis point (sweep) per line.
+/// "failed runs" counts the runs that ended in a typed error at that point (for a trace: over the
+/// whole line) and quotes the first; sweep points where every run failed get a row of their own.
 fn table(f: &MergedFigure) -> String {
     let mut md = format!(
         "| line | {} | mean | band (lo – hi) | seeds | failed runs |\n|---|---|---|---|---|---|\n",
         f.x_label
     );
+    let describe = |fails: &[&Failure]| match fails.first() {
+        None => "—".to_string(),
+        Some(first) => format!("{} (seed {}: {})", fails.len(), first.seed, first.message),
+    };
     for l in &f.lines {
-        let pts: Vec<_> = if f.x_label == "round" {
-            l.points.last().into_iter().collect()
-        } else {
-            l.points.iter().collect()
-        };
-        let fail = if l.failures.is_empty() {
-            "—".to_string()
-        } else {
-            format!(
-                "{} (seed {}: {})",
-                l.failures.len(),
-                l.failures[0].0,
-                l.failures[0].1
-            )
-        };
-        for p in pts {
-            md.push_str(&format!(
-                "| {} | {} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
-                l.label, p.x, p.mean, p.lo, p.hi, p.n, fail
-            ));
+        if f.x_label == "round" {
+            let fails: Vec<&Failure> = l.failures.iter().collect();
+            let fail = describe(&fails);
+            match l.points.last() {
+                Some(p) => md.push_str(&format!(
+                    "| {} | {} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
+                    l.label, p.x, p.mean, p.lo, p.hi, p.n, fail
+                )),
+                None if !fails.is_empty() => {
+                    md.push_str(&format!("| {} | — | — | — | 0 | {} |\n", l.label, fail))
+                }
+                None => {}
+            }
+            continue;
+        }
+        let mut xs: Vec<f64> = l.points.iter().map(|p| p.x).collect();
+        xs.extend(l.failures.iter().filter_map(|e| e.x));
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        for x in xs {
+            let fails: Vec<&Failure> = l.failures.iter().filter(|e| e.x == Some(x)).collect();
+            let fail = describe(&fails);
+            match l.points.iter().find(|p| p.x == x) {
+                Some(p) => md.push_str(&format!(
+                    "| {} | {} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
+                    l.label, p.x, p.mean, p.lo, p.hi, p.n, fail
+                )),
+                None => md.push_str(&format!("| {} | {x} | — | — | 0 | {fail} |\n", l.label)),
+            }
         }
     }
     md
@@ -316,4 +331,63 @@ pub fn report(
         }
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fedmix::experiment::{Band, Line};
+
+    fn point(x: f64, n: usize) -> Band {
+        Band {
+            x,
+            mean: 0.5,
+            lo: 0.25,
+            hi: 0.75,
+            n,
+        }
+    }
+
+    /// A sweep line whose runs fail at one axis value only: the table attributes the failures to
+    /// that value (not to every point of the line), and a value where every run failed, which has
+    /// no band, still gets a row saying so.
+    #[test]
+    fn failures_are_reported_at_their_own_axis_point() {
+        let fail = |seed, x: f64| Failure {
+            seed,
+            x: Some(x),
+            message: format!("too few clusters (seed {seed})"),
+        };
+        let fig = MergedFigure {
+            name: "t-error".into(),
+            title: "t".into(),
+            x_label: "machines m".into(),
+            y_label: "error".into(),
+            log_x: false,
+            log_y: false,
+            lines: vec![Line {
+                label: "two-phase".into(),
+                points: vec![point(200.0, 1), point(400.0, 2)],
+                phase1_rounds: 0,
+                failures: vec![fail(1, 100.0), fail(2, 100.0), fail(2, 200.0)],
+            }],
+        };
+        let md = table(&fig);
+        let rows: Vec<&str> = md.lines().skip(2).collect();
+        assert_eq!(rows.len(), 3, "{md}");
+        assert_eq!(
+            rows[0],
+            "| two-phase | 100 | — | — | 0 | 2 (seed 1: too few clusters (seed 1)) |"
+        );
+        assert!(
+            rows[1].starts_with("| two-phase | 200 | 5.0000e-1 |"),
+            "{md}"
+        );
+        assert!(
+            rows[1].ends_with("| 1 | 1 (seed 2: too few clusters (seed 2)) |"),
+            "{md}"
+        );
+        assert!(rows[2].starts_with("| two-phase | 400 |"), "{md}");
+        assert!(rows[2].ends_with("| 2 | — |"), "{md}");
+    }
 }
