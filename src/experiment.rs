@@ -680,7 +680,7 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
             .collect();
         let mut rec1 = recorder(false);
         let phase1 = algs[0].run_phase1_with(fed, cell.seed, &Randomness::default(), &mut rec1);
-        let outs: Vec<std::result::Result<RunOutput, String>> = match &phase1 {
+        match &phase1 {
             Ok(p1) => {
                 let refs: Vec<&TwoPhase> = algs.iter().collect();
                 let mut recs: Vec<Recorder> = members.iter().map(|_| rec1.clone()).collect();
@@ -689,12 +689,13 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
                     let out = out.map_err(|e| e.to_string());
                     results[m] = Some(series_result(&e.series[m].label, rec, out, fed));
                 }
-                continue;
             }
-            Err(err) => members.iter().map(|_| Err(err.to_string())).collect(),
-        };
-        for (&m, out) in members.iter().zip(outs) {
-            results[m] = Some(series_result(&e.series[m].label, &rec1, out, fed));
+            Err(err) => {
+                for &m in &members {
+                    let out = Err(err.to_string());
+                    results[m] = Some(series_result(&e.series[m].label, &rec1, out, fed));
+                }
+            }
         }
     }
     Ok(CellResult {

@@ -16,7 +16,7 @@
 //! `n_i / Σ_{i'∈M_t} n_i'` (McMahan et al.'s `n_k/n` over the selected clients).
 
 use super::fedx_clustering::{aggregate_weighted, prox_factors, LocalSolver};
-use super::participation::{self, participants, Schedule};
+use super::participation::{self, round_participants, Schedule};
 use super::two_phase::{random_init, single_init, RunConfig};
 use crate::error::Result;
 use crate::federation::Federation;
@@ -104,10 +104,8 @@ impl WithRandomness for FedAvg {
         let mut theta = self.theta0(fed, seed, given)?;
         let labels = vec![0usize; m];
         for t in 0..p.rounds {
-            let part = match &given.participation {
-                Some(s) => s.value.participants(0, t).to_vec(),
-                None => participants(seed, 0, t, m, self.cfg.participation),
-            };
+            let schedule = given.participation.as_ref().map(|s| &s.value);
+            let part = round_participants(schedule, seed, 0, t, m, self.cfg.participation);
             theta = fedavg_round(fed, &theta, &part, &p, prox.as_deref());
             check_finite_iterate(&theta, "FedAvg", t + 1)?;
             let comm = Comm::broadcast_and_upload(part.len() as u64, d as u64, d as u64);

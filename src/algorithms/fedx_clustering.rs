@@ -24,7 +24,7 @@
 //! Phase 2 runs over the same data advance together with [`run_phase2_batch`].
 
 use crate::algorithms::replicates::{
-    batched_sums, training_losses, Replicate, ReplicateSums, Weight,
+    assign_clusters_batch, batched_sums, training_losses, Replicate, ReplicateSums, Weight,
 };
 pub use crate::algorithms::replicates::{Contribution, CLIENT_CHUNK};
 use crate::error::{FedmixError, Result};
@@ -368,7 +368,7 @@ pub fn run_phase2_batch(
     assert_eq!(jobs.len(), recs.len(), "one recorder per job");
     let mut factors: Vec<(u64, Vec<ProxFactor>)> = Vec::new();
     let mut prox_of: Vec<Option<usize>> = vec![None; jobs.len()];
-    let mut state: Vec<Phase2State> = Vec::with_capacity(jobs.len());
+    let mut checks: Vec<Result<()>> = Vec::with_capacity(jobs.len());
     for (j, job) in jobs.iter().enumerate() {
         let checked = check_phase2_start(fed, job.theta0, &job.params).and_then(|()| {
             if job.params.local_solver == LocalSolver::Fedprox {
@@ -384,8 +384,26 @@ pub fn run_phase2_batch(
             }
             Ok(())
         });
-        state.push(checked.map(|()| (job.theta0.clone(), assign_clusters(fed, job.theta0))));
+        checks.push(checked);
     }
+    // The starting labels of every valid job in one pass (as `run_phase2`'s `assign_clusters`).
+    let valid: Vec<&DMatrix<f64>> = jobs
+        .iter()
+        .zip(&checks)
+        .filter(|(_, c)| c.is_ok())
+        .map(|(job, _)| job.theta0)
+        .collect();
+    let mut labels0 = assign_clusters_batch(fed, &valid).into_iter();
+    let mut state: Vec<Phase2State> = jobs
+        .iter()
+        .zip(checks)
+        .map(|(job, checked)| {
+            checked.map(|()| {
+                let labels = labels0.next().expect("one labelling per valid job");
+                (job.theta0.clone(), labels)
+            })
+        })
+        .collect();
     let rounds = jobs.iter().map(|j| j.params.rounds).max().unwrap_or(0);
     for round in 1..=rounds {
         let active: Vec<usize> = (0..jobs.len())

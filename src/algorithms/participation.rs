@@ -51,6 +51,23 @@ pub fn check(fraction: f64, rounds: usize, restarts: usize) -> Result<()> {
     Ok(())
 }
 
+/// The participants of round `round` of restart `restart`: from a given `schedule` when there is
+/// one (a user's file, already checked against the run's shape), otherwise drawn by
+/// [`participants`] from `seed`.
+pub fn round_participants(
+    schedule: Option<&Schedule>,
+    seed: u64,
+    restart: usize,
+    round: usize,
+    m: usize,
+    fraction: f64,
+) -> Vec<usize> {
+    match schedule {
+        Some(s) => s.participants(restart, round).to_vec(),
+        None => participants(seed, restart, round, m, fraction),
+    }
+}
+
 /// The participants of round `round` (0-based) of restart `restart`, sorted by client index:
 /// all `m` clients when `fraction = 1` (no randomness used), otherwise `⌈fraction·m⌉` clients
 /// uniformly without replacement (partial Fisher–Yates on the Sampling stream).

@@ -174,6 +174,51 @@ struct Scratch {
     fedavg_reps: Vec<usize>,
 }
 
+/// The replicates of one client grouped into one product.
+#[derive(Clone, Copy, Debug)]
+enum Group {
+    /// [`Scratch::gradient_reps`].
+    Gradient,
+    /// [`Scratch::fedavg_reps`].
+    Fedavg,
+}
+
+impl Scratch {
+    /// Size `res` and `grad` for `group` on client `i` and fill `res`'s columns with the
+    /// residuals of each member's chosen model (`layout` = stacked offsets, rows of `pred`);
+    /// returns the group's product width (padded to [`GEMM_MIN_BATCH`]).
+    fn start_group(
+        &mut self,
+        group: Group,
+        fed: &Federation,
+        i: usize,
+        (offs, height): (&[usize], usize),
+        labels: &[usize],
+    ) -> usize {
+        let Scratch {
+            pred,
+            pred_off,
+            res,
+            grad,
+            gradient_reps,
+            fedavg_reps,
+            ..
+        } = self;
+        let members = match group {
+            Group::Gradient => gradient_reps,
+            Group::Fedavg => fedavg_reps,
+        };
+        let (n, d) = (fed.n(i), fed.d());
+        let width = members.len().max(GEMM_MIN_BATCH);
+        res.resize(n * width, 0.0);
+        grad.resize(d * width, 0.0);
+        let rows = members.iter().map(|&b| offs[b] + labels[b]);
+        let pred = &pred[*pred_off..*pred_off + height * n];
+        residuals_from_rows(pred, height, rows, &fed.y(i), &mut res[..n * width]);
+        width
+    }
+}
+
 thread_local! {
     /// Each worker thread's scratch, kept across rounds so that the per-client loop allocates
     /// nothing once the buffers have grown to the largest client (no client pass calls back
@@ -466,13 +511,8 @@ fn gradient_group(
     labels: &[usize],
 ) {
     let (n, d) = (fed.n(i), fed.d());
+    let width = s.start_group(Group::Gradient, fed, i, (offs, height), labels);
     let group = &s.gradient_reps;
-    let width = group.len().max(GEMM_MIN_BATCH);
-    s.res.resize(n * width, 0.0);
-    s.grad.resize(d * width, 0.0);
-    let rows = group.iter().map(|&b| offs[b] + labels[b]);
-    let pred = &s.pred[s.pred_off..s.pred_off + height * n];
-    residuals_from_rows(pred, height, rows, &fed.y(i), &mut s.res[..n * width]);
     let res = DMatrixView::from_slice(&s.res[..n * width], n, width);
     let mut grad = DMatrixViewMut::from_slice(&mut s.grad[..d * width], d, width);
     gemm_batched(&mut grad, &fed.x(i), &res, Batched::Cols);
@@ -502,16 +542,11 @@ fn fedavg_group(
     // Decreasing step counts (stable), so that the replicates still stepping form a prefix.
     s.fedavg_reps
         .sort_by_key(|&b| std::cmp::Reverse(params(b).1));
+    let width = s.start_group(Group::Fedavg, fed, i, (offs, height), labels);
     let group = &s.fedavg_reps;
-    let width = group.len().max(GEMM_MIN_BATCH);
-    s.res.resize(n * width, 0.0);
-    s.grad.resize(d * width, 0.0);
     s.th.resize(d * width, 0.0);
     s.tht.resize(width * d, 0.0);
     s.out.resize(width * n, 0.0);
-    let rows = group.iter().map(|&b| offs[b] + labels[b]);
-    let pred = &s.pred[s.pred_off..s.pred_off + height * n];
-    residuals_from_rows(pred, height, rows, &y, &mut s.res[..n * width]);
     let mut th = DMatrixViewMut::from_slice(&mut s.th[..d * width], d, width);
     th.fill(0.0);
     for (a, &b) in group.iter().enumerate() {
@@ -552,13 +587,27 @@ fn fedavg_group(
     }
 }
 
+/// The choices-only pass ([`batched_sums`]) for several sets of models.
+fn choices(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<ReplicateSums> {
+    let reps: Vec<Replicate<'_>> = thetas.iter().map(|t| Replicate::choice(t)).collect();
+    batched_sums(fed, &reps)
+}
+
 /// Training losses `Σ_i (n_i/N) min_j L_i(θ_j)` of several sets of models in one pass over the
 /// data ([`batched_sums`] with choices only); the loss of one set equals
 /// [`crate::metrics::training_loss`] bit for bit.
 pub fn training_losses(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<f64> {
-    let reps: Vec<Replicate<'_>> = thetas.iter().map(|t| Replicate::choice(t)).collect();
-    batched_sums(fed, &reps)
+    choices(fed, thetas)
         .into_iter()
-        .map(|r| r.loss.unwrap_or(f64::NAN))
+        .map(|r| {
+            r.loss
+                .expect("a choice replicate without fixed labels has a loss")
+        })
         .collect()
+}
+
+/// Eq. 8 cluster choices of several sets of models in one pass over the data; the labels of one
+/// set equal [`crate::algorithms::fedx_clustering::assign_clusters`] of it.
+pub fn assign_clusters_batch(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<Vec<usize>> {
+    choices(fed, thetas).into_iter().map(|r| r.labels).collect()
 }

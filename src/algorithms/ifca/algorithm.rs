@@ -4,9 +4,10 @@
 use crate::algorithms::fedx_clustering::{
     apply_sums, assign_clusters, prox_factors, single, LocalSolver, Phase2Params, ProxFactor,
 };
-use crate::algorithms::participation::{self, participants, Schedule};
-use crate::algorithms::replicates::training_losses;
-use crate::algorithms::replicates::{batched_sums, Contribution, Replicate, Weight};
+use crate::algorithms::participation::{self, round_participants, Schedule};
+use crate::algorithms::replicates::{
+    assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
+};
 use crate::algorithms::two_phase::{random_init, RunConfig};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -281,11 +282,10 @@ pub fn ifca_round_batch(
         .zip(thetas.iter().zip(parts))
         .map(|(out, (theta, part))| {
             let next = match p.option {
-                IfcaOption::Gradient => apply_sums(
-                    theta,
-                    &(out.sums * (-p.step / part.len() as f64)),
-                    &out.counts.iter().map(|&c| c > 0).collect::<Vec<_>>(),
-                ),
+                IfcaOption::Gradient => {
+                    let chosen = out.chosen();
+                    apply_sums(theta, &(out.sums * (-p.step / part.len() as f64)), &chosen)
+                }
                 IfcaOption::Model => average_sums(theta, out.sums, &out.counts),
             };
             (next, out.labels)
@@ -336,10 +336,7 @@ pub fn run_restart_with(
     let mut theta = theta0.clone();
     let mut labels = assign_clusters(fed, &theta);
     for t in 0..p.local.rounds {
-        let part = match schedule {
-            Some(s) => s.participants(restart, t).to_vec(),
-            None => participants(seed, restart, t, m, p.participation),
-        };
+        let part = round_participants(schedule, seed, restart, t, m, p.participation);
         let (next, l) = ifca_round(fed, &theta, &part, p, prox.as_deref());
         theta = next;
         labels = l;
@@ -389,10 +386,12 @@ pub fn run_restarts_batch(
         _ => None,
     };
     let m = fed.num_clients();
+    let refs: Vec<&DMatrix<f64>> = starts.iter().collect();
     let mut state: Vec<RestartOutcome> = starts
         .iter()
-        .map(|t| RestartOutcome {
-            result: Ok((t.clone(), assign_clusters(fed, t))),
+        .zip(assign_clusters_batch(fed, &refs))
+        .map(|(t, labels)| RestartOutcome {
+            result: Ok((t.clone(), labels)),
             comm: Comm::default(),
         })
         .collect();
@@ -405,10 +404,7 @@ pub fn run_restarts_batch(
         }
         let parts: Vec<Vec<usize>> = active
             .iter()
-            .map(|&b| match schedule {
-                Some(s) => s.participants(ids[b], t).to_vec(),
-                None => participants(seed, ids[b], t, m, p.participation),
-            })
+            .map(|&b| round_participants(schedule, seed, ids[b], t, m, p.participation))
             .collect();
         let thetas: Vec<&DMatrix<f64>> = active
             .iter()
@@ -579,8 +575,9 @@ impl WithRandomness for Ifca {
                 let done: Vec<&DMatrix<f64>> = finals.iter().flatten().map(|f| &f.0).collect();
                 let mut l = training_losses(fed, &done).into_iter();
                 losses.extend(finals.iter().map(|f| {
-                    f.as_ref()
-                        .map_or(f64::INFINITY, |_| l.next().unwrap_or(f64::NAN))
+                    f.as_ref().map_or(f64::INFINITY, |_| {
+                        l.next().expect("one loss per finished restart")
+                    })
                 }));
                 reused.extend(finals);
             }
@@ -596,12 +593,8 @@ impl WithRandomness for Ifca {
         if kept.is_none() && !rec.needs_models() {
             if let Some(done) = reused.get_mut(chosen).and_then(Option::take) {
                 for t in 0..p.local.rounds {
-                    let n = match schedule {
-                        Some(s) => s.participants(chosen, t).len(),
-                        None => {
-                            participants(seed, chosen, t, fed.num_clients(), p.participation).len()
-                        }
-                    };
+                    let m = fed.num_clients();
+                    let n = round_participants(schedule, seed, chosen, t, m, p.participation).len();
                     rec.comm_round(Phase::Phase2, round_comm(n, p.k, fed.d()));
                 }
                 kept = Some(done);

@@ -25,7 +25,7 @@
 use super::algorithm::{bernoulli_init, check_config, round_comm};
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
 use crate::algorithms::replicates::{
-    batched_sums, training_losses, Contribution, Replicate, Weight,
+    assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
 use crate::algorithms::two_phase::RunConfig;
 use crate::error::{FedmixError, Result};
@@ -250,9 +250,11 @@ pub fn official_runs_batch(
     iterations: usize,
 ) -> Result<Vec<OfficialRun>> {
     let ts = fed.require_theta_star("ifca-official's min_dist")?;
+    let refs: Vec<&DMatrix<f64>> = starts.iter().map(|(t, _)| t).collect();
     let mut state: Vec<(DMatrix<f64>, Vec<usize>, Option<usize>)> = starts
         .iter()
-        .map(|(t, _)| (t.clone(), assign_clusters(fed, t), None))
+        .zip(assign_clusters_batch(fed, &refs))
+        .map(|((t, _), labels)| (t.clone(), labels, None))
         .collect();
     for t in 0..iterations {
         let active: Vec<usize> = (0..state.len()).filter(|&b| state[b].2.is_none()).collect();
@@ -279,7 +281,7 @@ pub fn official_runs_batch(
             min_dist: min_dist(&theta, ts),
             training_loss: match diverged_at {
                 Some(_) => f64::INFINITY,
-                None => losses.next().unwrap_or(f64::NAN),
+                None => losses.next().expect("one loss per finite run"),
             },
             theta,
             labels,
