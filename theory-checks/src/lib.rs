@@ -10,6 +10,7 @@ pub mod checks;
 pub mod experiments;
 pub mod figure;
 pub mod framework;
+pub mod ledger;
 pub mod progress;
 
 pub use framework::{CheckConfig, CheckRecord, Profile};

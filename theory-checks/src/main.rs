@@ -25,18 +25,22 @@ struct Args {
     /// Only these checks / experiments (comma-separated names).
     #[arg(long)]
     only: Option<String>,
-    /// Output directory of the theory checks.
-    #[arg(long, default_value = "docs/theory")]
-    out: PathBuf,
+    /// Output directory of the theory checks (default: `docs/theory` for the full profile,
+    /// `target/fedmix-quick/theory` for quick, so a quick run never touches the committed docs).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Directory of the experiment files.
-    #[arg(long, default_value = "experiments")]
+    #[arg(long, default_value = "experiments", global = true)]
     experiments: PathBuf,
-    /// Where the experiments' figures and REPORT.md go (figures under `experiments/`).
-    #[arg(long, default_value = "docs")]
-    docs: PathBuf,
-    /// Working directory of experiment cells (one subdirectory per experiment and profile).
-    #[arg(long, default_value = "target/fedmix-experiments")]
-    work: PathBuf,
+    /// Where the experiments' figures and REPORT.md go (figures under `experiments/`); default:
+    /// `docs` for the full profile, `target/fedmix-quick` for quick.
+    #[arg(long, global = true)]
+    docs: Option<PathBuf>,
+    /// Working directory of experiment cells, one subdirectory per experiment; default: the
+    /// tracked `experiments/results/full` for the full profile (the cells behind the committed
+    /// docs, so a later session resumes from git), `target/fedmix-experiments/quick` for quick.
+    #[arg(long, global = true)]
+    work: Option<PathBuf>,
     /// Keep experiment cells already computed (after checking they match) instead of
     /// recomputing them.
     #[arg(long)]
@@ -74,6 +78,9 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
+    /// Rebuild the report (figures, `<experiment>.json`, REPORT.md with the claim ledger) from
+    /// the cells on disk under the work directory, running nothing.
+    Report,
     /// Assemble figures (SVG + JSON) from whatever cells exist in a directory.
     Merge {
         /// Directory written by `experiment`.
@@ -90,6 +97,24 @@ fn profile_of(name: &str) -> Result<Profile, String> {
         "full" => Ok(Profile::Full),
         other => Err(format!("unknown profile `{other}` (quick | full)")),
     }
+}
+
+/// The profile's default directories: (theory checks, docs, experiment work).
+fn dirs(args: &Args) -> (PathBuf, PathBuf, PathBuf) {
+    let full = args.profile == "full";
+    let docs = args
+        .docs
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(if full { "docs" } else { "target/fedmix-quick" }));
+    let out = args.out.clone().unwrap_or_else(|| docs.join("theory"));
+    let work = args.work.clone().unwrap_or_else(|| {
+        PathBuf::from(if full {
+            "experiments/results/full"
+        } else {
+            "target/fedmix-experiments/quick"
+        })
+    });
+    (out, docs, work)
 }
 
 fn jobs(j: Option<usize>) -> usize {
@@ -115,7 +140,9 @@ fn main() -> ExitCode {
                 force: *force,
                 jobs: jobs(args.jobs),
             };
+            let started = std::time::Instant::now();
             let r = experiments::run_experiment(&plan, out, &opts)?;
+            experiments::log_run(out, shard, &r, started.elapsed().as_secs_f64(), opts.jobs)?;
             println!(
                 "{}: {} cells computed, {} already present (shard {shard})",
                 plan.experiment.name, r.ran, r.skipped
@@ -132,6 +159,11 @@ fn main() -> ExitCode {
                 m.cells_planned,
                 out.display()
             );
+            Ok(true)
+        })(),
+        Some(Cmd::Report) => (|| {
+            profile_of(&args.profile)?;
+            write_report(&args, &[])?;
             Ok(true)
         })(),
         None => run_everything(&args),
@@ -158,7 +190,7 @@ fn run_everything(args: &Args) -> Result<bool, String> {
             sabotage: false,
         };
         let records = run_all(&cfg, args.only.as_deref());
-        write_reports(&args.out, &cfg, &records)?;
+        write_reports(&dirs(args).0, &cfg, &records)?;
         let failed = records.iter().filter(|r| !r.passed).count();
         println!(
             "theory checks: {} passed, {} failed",
@@ -174,9 +206,9 @@ fn run_everything(args: &Args) -> Result<bool, String> {
 }
 
 fn run_experiments(args: &Args) -> Result<(), String> {
+    let (_, _, work_root) = dirs(args);
     let files = experiments::experiment_files(&args.experiments)?;
-    let figures = args.docs.join("experiments");
-    let mut entries = Vec::new();
+    let mut timings = Vec::new();
     for file in files {
         let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
         if args
@@ -187,7 +219,7 @@ fn run_experiments(args: &Args) -> Result<(), String> {
             continue;
         }
         let plan = e.plan(&args.profile).map_err(|e| e.to_string())?;
-        let work = args.work.join(&args.profile).join(&e.name);
+        let work = work_root.join(&e.name);
         let started = std::time::Instant::now();
         let opts = RunOptions {
             shard: (1, 1),
@@ -197,21 +229,47 @@ fn run_experiments(args: &Args) -> Result<(), String> {
         };
         let r = experiments::run_experiment(&plan, &work, &opts)?;
         let secs = started.elapsed().as_secs_f64();
-        let m = experiments::merge_and_render(&work, &figures)?;
+        experiments::log_run(&work, "1/1", &r, secs, opts.jobs)?;
         println!(
-            "experiment {}: {} cells ({} computed, {} resumed) in {secs:.1} s → {}",
-            e.name,
-            m.cells_found,
-            r.ran,
-            r.skipped,
-            figures.display()
+            "experiment {}: {} computed, {} resumed in {secs:.1} s",
+            e.name, r.ran, r.skipped
         );
-        entries.push((e, m, (secs, r.ran)));
+        timings.push((e.name.clone(), (secs, r.ran)));
+    }
+    write_report(args, &timings)
+}
+
+/// Merge every experiment's work directory that exists, render its figures and write REPORT.md
+/// (with the claim ledger) — or, with `--only`, just those experiments' figures.
+fn write_report(args: &Args, timings: &[(String, (f64, usize))]) -> Result<(), String> {
+    let (_, docs, work_root) = dirs(args);
+    let figures = docs.join("experiments");
+    let mut entries = Vec::new();
+    let mut loaded = std::collections::BTreeMap::new();
+    for file in experiments::experiment_files(&args.experiments)? {
+        let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
+        if args
+            .only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == e.name))
+        {
+            continue;
+        }
+        let work = work_root.join(&e.name);
+        if !work.join("plan.json").exists() {
+            entries.push((e, None));
+            continue;
+        }
+        let m = experiments::merge_and_render(&work, &figures)?;
+        loaded.insert(e.name.clone(), theory_checks::ledger::load(&work)?);
+        let t = timings.iter().find(|(n, _)| *n == e.name).map(|(_, t)| *t);
+        entries.push((e, Some((m, t))));
     }
     if args.only.is_none() {
-        let md = experiments::report(&entries, "experiments", &args.profile);
-        fedmix::io::write_atomic(&args.docs.join("REPORT.md"), md.as_bytes())
+        let md = experiments::report(&entries, &loaded, "experiments", &args.profile);
+        fedmix::io::write_atomic(&docs.join("REPORT.md"), md.as_bytes())
             .map_err(|e| e.to_string())?;
+        println!("report: {}", docs.join("REPORT.md").display());
     }
     Ok(())
 }
