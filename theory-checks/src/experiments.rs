@@ -414,6 +414,24 @@ fn wrap(label: &str, width: usize) -> Vec<String> {
 /// A message from plotters or the file system.
 pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     register_fonts();
+    // A log axis spanning less than a decade gets at most one tick label from plotters: draw
+    // such an axis linearly (the values are printed in the report's tables either way).
+    let (_, (ly0, ly1)) = range(fig);
+    let mut fig = fig.clone();
+    let (lx0, lx1) = {
+        let xs: Vec<f64> = fig
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.x))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    fig.log_x &= lx1 / lx0 >= 10.0;
+    fig.log_y &= ly1 / ly0 >= 10.0 * 1.3 * 1.3;
+    let fig = &fig;
     let ((x0, x1), (y0, y1)) = range(fig);
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;

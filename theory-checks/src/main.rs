@@ -42,9 +42,12 @@ struct Args {
     #[arg(long, global = true)]
     work: Option<PathBuf>,
     /// Keep experiment cells already computed (after checking they match) instead of
-    /// recomputing them.
+    /// recomputing them (the default of the full profile).
     #[arg(long)]
     resume: bool,
+    /// Recompute experiment cells already on disk (the full profile otherwise resumes).
+    #[arg(long)]
+    force: bool,
     /// Skip the theory checks.
     #[arg(long)]
     no_checks: bool,
@@ -221,10 +224,13 @@ fn run_experiments(args: &Args) -> Result<(), String> {
         let plan = e.plan(&args.profile).map_err(|e| e.to_string())?;
         let work = work_root.join(&e.name);
         let started = std::time::Instant::now();
+        // The full profile's cells are the tracked results behind docs/: keep them unless told
+        // otherwise. The quick profile recomputes (it is the current code's smoke run).
+        let resume = (args.resume || args.profile == "full") && !args.force;
         let opts = RunOptions {
             shard: (1, 1),
-            resume: args.resume,
-            force: !args.resume,
+            resume,
+            force: !resume,
             jobs: jobs(args.jobs),
         };
         let r = experiments::run_experiment(&plan, &work, &opts)?;
