@@ -238,7 +238,8 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
     }
     let pad = |lo: f64, hi: f64, log: bool| {
         if log {
-            (lo / 1.3, hi * 1.3)
+            // From a whole decade below, so that the lowest values sit above a labelled tick.
+            (10f64.powf((lo / 1.05).log10().floor()) / 1.1, hi * 1.3)
         } else {
             let w = (hi - lo).abs().max(1e-9);
             (lo - 0.04 * w, hi + 0.04 * w)
@@ -328,6 +329,17 @@ macro_rules! chart {
                 .map(|p| (p.x, p.mean))
                 .collect();
             let marks = pts.len() <= 30;
+            if line.label.starts_with(FLOOR_PREFIX) {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        pts.clone(),
+                        8,
+                        5,
+                        color.stroke_width(2),
+                    ))
+                    .map_err(|e| e.to_string())?;
+                continue;
+            }
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(|e| e.to_string())?
@@ -367,11 +379,21 @@ fn draw_legend<DB: DrawingBackend>(
     }
     for (i, line) in fig.lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        area.draw(&PathElement::new(
-            vec![(8, y), (26, y)],
-            color.stroke_width(2),
-        ))
-        .map_err(|e| e.to_string())?;
+        if line.label.starts_with(FLOOR_PREFIX) {
+            for x in [8, 20] {
+                area.draw(&PathElement::new(
+                    vec![(x, y), (x + 6, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?;
+            }
+        } else {
+            area.draw(&PathElement::new(
+                vec![(8, y), (26, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
         for (j, chunk) in wrap(&line.label, LEGEND_CHARS).iter().enumerate() {
             area.draw(&Text::new(
                 chunk.clone(),
@@ -387,6 +409,9 @@ fn draw_legend<DB: DrawingBackend>(
     }
     Ok(())
 }
+
+/// Legend prefix of lines drawn as a dashed floor.
+const FLOOR_PREFIX: &str = "floor — ";
 
 /// Characters per legend line.
 const LEGEND_CHARS: usize = 40;
@@ -416,7 +441,17 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     register_fonts();
     // A log axis spanning less than a decade gets at most one tick label from plotters: draw
     // such an axis linearly (the values are printed in the report's tables either way).
-    let (_, (ly0, ly1)) = range(fig);
+    let (ly0, ly1) = {
+        let ys: Vec<f64> = fig
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().flat_map(|p| [p.lo, p.mean, p.hi]))
+            .filter(|y| y.is_finite() && *y > 0.0)
+            .collect();
+        let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
     let mut fig = fig.clone();
     let (lx0, lx1) = {
         let xs: Vec<f64> = fig
@@ -430,7 +465,21 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
         (lo, hi)
     };
     fig.log_x &= lx1 / lx0 >= 10.0;
-    fig.log_y &= ly1 / ly0 >= 10.0 * 1.3 * 1.3;
+    // Trace figures: the oracle is drawn as its floor, a dashed line at its final error over
+    // the whole round axis (its own trace starts at θ* and rises to that floor).
+    if fig.x_label == "round" {
+        let last_round = lx1.max(1.0);
+        for l in &mut fig.lines {
+            if l.label.starts_with("oracle") {
+                if let (Some(first), Some(last)) = (l.points.first(), l.points.last()) {
+                    let at = |x: f64| experiment::Band { x, ..*last };
+                    l.points = vec![at(first.x.min(1.0)), at(last_round)];
+                }
+                l.label = format!("{FLOOR_PREFIX}{}: final error", l.label);
+            }
+        }
+    }
+    fig.log_y &= ly1 / ly0 >= 10.0;
     let fig = &fig;
     let ((x0, x1), (y0, y1)) = range(fig);
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();

@@ -67,8 +67,12 @@ fn parse(svg: &str) -> Svg {
             let close = rest.find("</text>").unwrap_or(rest.len());
             let content = rest[end..close].trim().to_string();
             out.texts.push(Text {
-                x: attr(tag, "x").and_then(|v| v.parse().ok()).unwrap_or(f64::NAN),
-                y: attr(tag, "y").and_then(|v| v.parse().ok()).unwrap_or(f64::NAN),
+                x: attr(tag, "x")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(f64::NAN),
+                y: attr(tag, "y")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(f64::NAN),
                 anchor: attr(tag, "text-anchor").unwrap_or_default(),
                 content,
             });
@@ -89,9 +93,9 @@ fn problems(svg: &str) -> Vec<String> {
     let mut p = Vec::new();
     // The y axis: the longest vertical black line; the x axis: the longest horizontal one.
     let len = |v: &Vec<(f64, f64)>| {
-        v.first()
-            .zip(v.last())
-            .map_or(0.0, |(a, b)| ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt())
+        v.first().zip(v.last()).map_or(0.0, |(a, b)| {
+            ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
+        })
     };
     let vertical = s
         .axes
@@ -142,7 +146,9 @@ fn problems(svg: &str) -> Vec<String> {
         ));
     }
     if data_right > right + 1.0 {
-        p.push(format!("data drawn past the x axis (x = {data_right} > {right})"));
+        p.push(format!(
+            "data drawn past the x axis (x = {data_right} > {right})"
+        ));
     }
     p
 }
@@ -190,7 +196,8 @@ fn the_checker_rejects_unreadable_figures() {
 </text><text x="600" y="410" text-anchor="middle">
 400
 </text>"#;
-    let data = r##"<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="80,100 690,300 "/>"##;
+    let data =
+        r##"<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="80,100 690,300 "/>"##;
     let legend_beside = r#"<text x="760" y="40" text-anchor="start">
 two-phase
 </text>"#;
