@@ -582,6 +582,13 @@ pub fn report(
          M × n_i = 200 × 50 and 900 × 10 + 20 × 50 are 10⁴).\n\n{}\n",
         crate::ledger::parameter_table(loaded)
     ));
+    md.push_str(&format!(
+        "\n## Phase 2 contraction rates\n\nThe per-round rate λ fitted to each seed's trace \
+         (`ln(d_t − floor)` against t in the linear regime; `theory-checks/src/ledger.rs`), mean \
+         and 95 % bootstrap interval over seeds. SXY22 Theorem 2 (eq. 9) predicts \
+         λ ≈ C₁sηρ/κ.\n\n{}\n",
+        crate::ledger::rate_table(loaded)
+    ));
     md.push_str(
         "\n## Experiments\n\n| experiment | paper | profile | seeds | cells found / planned | \
          computed in this invocation | wall time (all logged runs) |\n|---|---|---|---|---|---|---|\n",
