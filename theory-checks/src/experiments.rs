@@ -236,16 +236,18 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
     if !x0.is_finite() {
         return ((1.0, 10.0), (1.0, 10.0));
     }
-    let pad = |lo: f64, hi: f64, log: bool| {
-        if log {
+    let pad = |lo: f64, hi: f64, log: bool, decade: bool| {
+        if log && decade {
             // From a whole decade below, so that the lowest values sit above a labelled tick.
             (10f64.powf((lo / 1.05).log10().floor()) / 1.1, hi * 1.3)
+        } else if log {
+            (lo / 1.3, hi * 1.3)
         } else {
             let w = (hi - lo).abs().max(1e-9);
             (lo - 0.04 * w, hi + 0.04 * w)
         }
     };
-    (pad(x0, x1, fig.log_x), pad(y0, y1, fig.log_y))
+    (pad(x0, x1, fig.log_x, false), pad(y0, y1, fig.log_y, true))
 }
 
 macro_rules! chart {
@@ -259,6 +261,7 @@ macro_rules! chart {
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
+            .max_light_lines(4)
             .x_desc($fig.x_label.as_str())
             .y_desc($fig.y_label.as_str())
             .label_style(("sans-serif", 12))
