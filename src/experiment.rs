@@ -140,7 +140,7 @@ pub struct Series {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FigureKind {
-    /// A per-round metric vs round (mean and min–max band over seeds).
+    /// A per-round metric vs round (mean and interquartile band over seeds).
     Trace,
     /// A final scalar vs the axis parameter.
     Sweep,
@@ -846,16 +846,17 @@ pub fn read_plan(out: &Path) -> Result<Plan> {
     Ok(plan)
 }
 
-/// Mean, min and max of the values present.
+/// Mean and interquartile band of the values present (or a Wilson interval for success).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Band {
     /// x (round or axis value).
     pub x: f64,
     /// Mean (for success: the proportion).
     pub mean: f64,
-    /// Lower band (min; for success: Wilson 95 % lower limit).
+    /// Lower band (25 % quantile over seeds, linear interpolation; for success: Wilson 95 %
+    /// lower limit).
     pub lo: f64,
-    /// Upper band (max; for success: Wilson 95 % upper limit).
+    /// Upper band (75 % quantile; for success: Wilson 95 % upper limit).
     pub hi: f64,
     /// Number of seeds with a value.
     pub n: usize,
@@ -950,11 +951,19 @@ fn band(x: f64, vals: &[f64]) -> Option<Band> {
         return None;
     }
     let n = vals.len();
+    let mut sorted = vals.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // Quantile with linear interpolation between order statistics (numpy's default).
+    let q = |p: f64| {
+        let h = p * (n - 1) as f64;
+        let (i, f) = (h.floor() as usize, h - h.floor());
+        sorted[i] + f * (sorted[(i + 1).min(n - 1)] - sorted[i])
+    };
     Some(Band {
         x,
         mean: vals.iter().sum::<f64>() / n as f64,
-        lo: vals.iter().copied().fold(f64::INFINITY, f64::min),
-        hi: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        lo: q(0.25),
+        hi: q(0.75),
         n,
     })
 }

@@ -1,5 +1,5 @@
 //! Paper experiments (SPEC §8) from `experiments/*.toml`: run the cells through
-//! [`fedmix::experiment`], render each merged figure as an SVG (mean line, min–max or Wilson
+//! [`fedmix::experiment`], render each merged figure as an SVG (mean line, interquartile or Wilson
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 
 use crate::figure::register_fonts;
@@ -503,7 +503,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
 /// whole line) and quotes the first; sweep points where every run failed get a row of their own.
 fn table(f: &MergedFigure) -> String {
     let mut md = format!(
-        "| line | {} | mean | band (lo – hi) | seeds | failed runs |\n|---|---|---|---|---|---|\n",
+        "| line | {} | mean | band (25 % – 75 %, or Wilson 95 %) | seeds | failed runs |\n|---|---|---|---|---|---|\n",
         f.x_label
     );
     let describe = |fails: &[&Failure]| match fails.first() {
@@ -567,7 +567,7 @@ pub fn report(
          per figure; copy one, change a knob, rerun). The cells behind the full profile are \
          tracked in `experiments/results/full/` and each figure's JSON states its provenance \
          (seeds, cells found / planned, wall time, commits). Every figure shows the mean over data \
-         seeds with a band (min–max for errors, Wilson 95 % for success probabilities). The \
+         seeds with a band (interquartile range for errors, Wilson 95 % for success probabilities). The \
          lemma-level checks are in [theory/README.md](theory/README.md).\n\n\
          ## Claim ledger\n\nEvery claim of the experiment sections of SXY22 (App. C), IFCA \
          (§6.1) and SR-FCA (§5), measured on our implementation. Intervals are 95 % percentile \
