@@ -1,4 +1,4 @@
-//! Sweeps (issue #6 item 4, issue #9 item 4): one process, shards and a killed-then-resumed
+//! Sweeps: one process, shards and a killed-then-resumed
 //! run give byte-identical merged results; finished cells are never recomputed or lost.
 
 use std::path::{Path, PathBuf};
@@ -255,4 +255,54 @@ fn malformed_experiment_files_get_one_line_errors() {
     let out = run(&["experiment", TINY, "--out", "x", "--shard", "4/3"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(d);
+}
+
+/// A misspelt `--only` name is an error naming the known ones, not an empty run that exits 0;
+/// a partial run of checks leaves an existing index (README.md, summary.json) untouched.
+#[test]
+fn only_names_are_checked_and_partial_runs_keep_the_index() {
+    let exp_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../experiments");
+    for (args, what) in [
+        (
+            vec!["--only", "theorem2", "--no-experiments"],
+            "not a check",
+        ),
+        (
+            vec!["--only", "sxy22-fig9", "--no-checks"],
+            "not an experiment",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--experiments", exp_dir]);
+        let out = run(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert!(
+            err.contains(what) && err.contains("lemma1_global_iteration"),
+            "{err}"
+        );
+    }
+    let out_dir = scratch("partial-index");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    for f in ["README.md", "summary.json"] {
+        std::fs::write(out_dir.join(f), "index of every check").unwrap();
+    }
+    let o = out_dir.to_str().unwrap();
+    ok(&[
+        "--only",
+        "lemma1_global_iteration",
+        "--no-experiments",
+        "--experiments",
+        exp_dir,
+        "--out",
+        o,
+    ]);
+    for f in ["README.md", "summary.json"] {
+        assert_eq!(
+            std::fs::read_to_string(out_dir.join(f)).unwrap(),
+            "index of every check"
+        );
+    }
+    assert!(out_dir.join("lemma1_global_iteration.json").exists());
+    let _ = std::fs::remove_dir_all(&out_dir);
 }
