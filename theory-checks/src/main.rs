@@ -381,8 +381,13 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
             .iter()
             .map(|s| {
                 format!(
-                    "{}: {:.3} (pred. {:.3}±{:.2})",
-                    s.parameter, s.slope, s.predicted, s.tolerance
+                    "{}: {:.3} (pred. {}{:.3}{}{:.2})",
+                    s.parameter,
+                    s.slope,
+                    if s.at_most { "≤ " } else { "" },
+                    s.predicted,
+                    if s.at_most { " + " } else { "±" },
+                    s.tolerance
                 )
             })
             .collect();
@@ -434,10 +439,12 @@ fn check_markdown(r: &CheckRecord) -> String {
         );
         for s in &r.slopes {
             md.push_str(&format!(
-                "| {} | {:.4} | {:.4} | ±{:.3} | {} |\n",
+                "| {} | {:.4} | {}{:.4} | {}{:.3} | {} |\n",
                 s.parameter,
                 s.slope,
+                if s.at_most { "≤ " } else { "" },
                 s.predicted,
+                if s.at_most { "+" } else { "±" },
                 s.tolerance,
                 if s.ok() { "yes" } else { "**no**" }
             ));

@@ -198,6 +198,7 @@ pub fn slope_fit(
         slope: crate::framework::loglog_fit(&xs, &ys).0,
         predicted,
         tolerance,
+        at_most: false,
     }
 }
 

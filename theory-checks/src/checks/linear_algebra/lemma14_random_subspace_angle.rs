@@ -124,6 +124,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slope: loglog_fit(&EPSILONS, &pooled_freq).0,
         predicted: 1.0,
         tolerance: SLOPE_TOL,
+        at_most: false,
     };
     let passed = rejected.is_empty() && slope.ok();
     series.push(line(

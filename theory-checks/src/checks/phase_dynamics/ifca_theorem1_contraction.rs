@@ -438,24 +438,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             slope: gap_slope(2),
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
+            at_most: false,
         },
         SlopeFit {
             parameter: "γp of 1 − r (part A, k = 4)".into(),
             slope: gap_slope(4),
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
+            at_most: false,
         },
         SlopeFit {
             parameter: "mn' of the one-round floor (part B, median)".into(),
             slope: slope(&mn_refs, Inst::mn),
             predicted: e_mn,
             tolerance: SLOPE_TOL_MN,
+            at_most: false,
         },
         SlopeFit {
             parameter: "d of the one-round floor (part B, median)".into(),
             slope: slope(&d_refs, |i| i.d as f64),
             predicted: 0.5,
             tolerance: SLOPE_TOL_D,
+            at_most: false,
         },
     ];
     let worst = worst_b.max(worst_c);

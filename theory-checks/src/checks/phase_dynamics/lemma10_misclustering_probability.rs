@@ -197,6 +197,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     slope: s2,
                     predicted: s1,
                     tolerance: LINEARITY_TOL * s1.abs(),
+                    at_most: false,
                 };
                 slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
                 slopes.push(fit);

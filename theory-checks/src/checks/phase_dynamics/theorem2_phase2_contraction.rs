@@ -2,7 +2,7 @@
 //! started within `εΔ` of θ*, Phase 2 contracts `d(θ_t, θ*) ≤ (1 − C₁sηρ/κ) d(θ_{t−1}, θ*) +
 //! C₂sησν log(e/ν)` — geometrically, at a rate whose gap `1 − r` grows like `sηρ/κ`.
 //!
-//! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, σ = 0.01, M = 200 clients × 50
+//! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, σ = [`SIGMA`], M = 200 clients × 50
 //! samples; cluster 0 holds the first `ρM` clients (so `ρ = min_j N_j/N` exactly). Start:
 //! `θ_0 = θ* + εΔ U` (ε = 0.1, random unit columns `U`). Each round is the library's
 //! [`phase2_round`] (eq. 8 clustering, FedAvg with s local steps, `n_i/N` aggregation);
@@ -11,6 +11,16 @@
 //! has fallen by [`DECAY_NATS`] or reaches [`FLOOR_FACTOR`] × the noise floor (the oracle
 //! least-squares error `max_j ‖θ̂^LS_j − θ*_j‖`), whichever comes first; a point whose transient
 //! decays by less than [`MIN_DECAY_NATS`] fails.
+//!
+//! The minimum decay is a validity condition of the rate *measurement* (a slope fitted on a
+//! transient shorter than a nat is dominated by the approach to the floor), not something
+//! Theorem 2 asserts: eq. 9's rate `1 − C₁sηρ/κ` does not involve σ, which enters only the
+//! additive floor `C₂sησν log(e/ν)` — and the oracle floor `max_j ‖θ̂^LS_j − θ*_j‖ ≈ σ√(d/N_j)`
+//! is largest for the smallest cluster. Decision: σ is chosen so that the floor stop never
+//! truncates the transient: at ρ = 0.01 (N₀ = 2 × 50 samples) `FLOOR_FACTOR · σ√(d/N₀) ≈ 2e−3`
+//! lies 1.8 nats below the `DECAY_NATS` stop `εΔe^{−2} ≈ 1.4e−2`, so every point's window is the
+//! same 2 nats of geometric decay. (With σ = 0.01 the floor stop sat at `εΔ e^{−1.5}` at
+//! ρ = 0.01 and, at some seeds, above `εΔ e^{−1}`.)
 //!
 //! Checks: one constant c (calibrated on three (s, η, ρ) points as the smallest
 //! `(1 − r)κ/(sηρ)`, ÷ [`SAFETY`]) satisfies `1 − r ≥ c sηρ/κ` on three validation sweeps, each
@@ -41,7 +51,9 @@ pub const FLOOR_FACTOR: f64 = 10.0;
 pub const MIN_DECAY_NATS: f64 = 1.0;
 const K: usize = 2;
 const D: usize = 5;
-const SIGMA: f64 = 0.01;
+/// Noise σ: small enough that the noise floor never ends a transient before
+/// [`DECAY_NATS`] (see the module docs); Theorem 2's rate does not depend on it.
+pub const SIGMA: f64 = 0.001;
 const CLIENTS: usize = 200;
 const SAMPLES: usize = 50;
 const EPSILON: f64 = 0.1;
@@ -221,18 +233,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             slope: slope_of(&s_fits, |s| s.s as f64),
             predicted: if cfg.sabotage { 2.0 } else { 1.0 },
             tolerance: SLOPE_TOL,
+            at_most: false,
         },
         SlopeFit {
             parameter: "ρ (s = 1, η = 0.2)".into(),
             slope: slope_of(&rho_fits, |s| s.rho),
             predicted: 1.0,
             tolerance: SLOPE_TOL,
+            at_most: false,
         },
         SlopeFit {
             parameter: "η (s = 1, ρ = 0.5)".into(),
             slope: slope_of(&eta_fits, |s| s.eta),
             predicted: 1.0,
             tolerance: SLOPE_TOL,
+            at_most: false,
         },
     ];
     let short: Vec<String> = cal
