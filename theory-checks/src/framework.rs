@@ -63,30 +63,44 @@ pub struct SlopeFit {
     pub slope: f64,
     /// Predicted exponent.
     pub predicted: f64,
-    /// Allowed |slope − predicted| (two-sided), or allowed `slope − predicted` when `at_most`.
+    /// Allowed distance of the slope from the prediction, on the side(s) [`Side`] says.
     pub tolerance: f64,
-    /// One-sided test of an upper bound: passes when `slope ≤ predicted + tolerance` (a claim
-    /// that a quantity grows *at most* like the predicted power).
-    pub at_most: bool,
+    /// Which deviations fail.
+    pub side: Side,
+}
+
+/// Which side of the prediction a slope test guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// `|slope − predicted| ≤ tolerance`: the exponent itself is claimed.
+    Both,
+    /// `slope ≤ predicted + tolerance`: the quantity grows at most like the predicted power
+    /// (an upper bound).
+    AtMost,
+    /// `slope ≥ predicted − tolerance`: the quantity grows at least like the predicted power
+    /// (a lower bound).
+    AtLeast,
 }
 
 impl SlopeFit {
-    /// Whether the fitted slope is within tolerance of the prediction (one-sided when
-    /// `at_most`).
+    /// Whether the fitted slope passes its test.
     pub fn ok(&self) -> bool {
-        if self.at_most {
-            self.slope - self.predicted <= self.tolerance
-        } else {
-            (self.slope - self.predicted).abs() <= self.tolerance
+        let dev = self.slope - self.predicted;
+        match self.side {
+            Side::Both => dev.abs() <= self.tolerance,
+            Side::AtMost => dev <= self.tolerance,
+            Side::AtLeast => -dev <= self.tolerance,
         }
     }
 
-    /// The prediction as printed: `p ± t`, or `≤ p + t` for a one-sided test.
+    /// The prediction as printed: `p ± t`, `≤ p + t` or `≥ p − t`.
     pub fn prediction(&self) -> String {
-        if self.at_most {
-            format!("≤ {:.4} + {:.4}", self.predicted, self.tolerance)
-        } else {
-            format!("{:.4} ± {:.4}", self.predicted, self.tolerance)
+        let (p, t) = (self.predicted, self.tolerance);
+        match self.side {
+            Side::Both => format!("{p:.4} ± {t:.4}"),
+            Side::AtMost => format!("≤ {p:.4} + {t:.4}"),
+            Side::AtLeast => format!("≥ {p:.4} − {t:.4}"),
         }
     }
 }
@@ -310,15 +324,20 @@ mod tests {
     }
 
     #[test]
-    fn one_sided_slope_fit() {
-        let f = |slope| SlopeFit {
+    fn slope_fit_sides() {
+        let f = |slope, side| SlopeFit {
             parameter: "x".into(),
             slope,
             predicted: 0.5,
             tolerance: 0.1,
-            at_most: true,
+            side,
         };
-        assert!(f(0.2).ok() && f(0.6).ok() && !f(0.61).ok());
+        assert!(f(0.2, Side::AtMost).ok() && f(0.6, Side::AtMost).ok());
+        assert!(!f(0.61, Side::AtMost).ok());
+        assert!(f(0.8, Side::AtLeast).ok() && f(0.4, Side::AtLeast).ok());
+        assert!(!f(0.39, Side::AtLeast).ok());
+        assert!(f(0.4, Side::Both).ok() && f(0.6, Side::Both).ok());
+        assert!(!f(0.39, Side::Both).ok() && !f(0.61, Side::Both).ok());
     }
 
     #[test]

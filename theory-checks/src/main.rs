@@ -8,6 +8,7 @@ use fedmix::experiment::{parse_shard, Experiment, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use theory_checks::experiments;
+use theory_checks::framework::Side;
 use theory_checks::{figure, run_all, run_selected, selected, CheckConfig, CheckRecord, Profile};
 
 #[derive(Parser)]
@@ -255,7 +256,11 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
                 passed: r.passed,
                 statistic: r.statistic,
                 bound: r.bound,
-                slopes: r.slopes.iter().map(|f| (f.parameter.clone(), f.slope)).collect(),
+                slopes: r
+                    .slopes
+                    .iter()
+                    .map(|f| (f.parameter.clone(), f.slope))
+                    .collect(),
             });
         }
     }
@@ -380,14 +385,10 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
             .slopes
             .iter()
             .map(|s| {
+                let (before, sign) = side_marks(s.side);
                 format!(
-                    "{}: {:.3} (pred. {}{:.3}{}{:.2})",
-                    s.parameter,
-                    s.slope,
-                    if s.at_most { "≤ " } else { "" },
-                    s.predicted,
-                    if s.at_most { " + " } else { "±" },
-                    s.tolerance
+                    "{}: {:.3} (pred. {before}{:.3}{sign}{:.2})",
+                    s.parameter, s.slope, s.predicted, s.tolerance
                 )
             })
             .collect();
@@ -420,6 +421,16 @@ fn write_reports(out: &Path, cfg: &CheckConfig, records: &[CheckRecord]) -> Resu
         .map_err(|e| e.to_string())
 }
 
+/// How a slope's prediction is printed: the relation before it and the sign of the tolerance
+/// (`p±t`, `≤ p + t`, `≥ p − t`).
+fn side_marks(side: Side) -> (&'static str, &'static str) {
+    match side {
+        Side::Both => ("", "±"),
+        Side::AtMost => ("≤ ", " + "),
+        Side::AtLeast => ("≥ ", " − "),
+    }
+}
+
 /// `docs/theory/<check>.md`: claim with its source, setup, statistic vs bound, constant,
 /// slopes, verdict, figure.
 fn check_markdown(r: &CheckRecord) -> String {
@@ -442,9 +453,9 @@ fn check_markdown(r: &CheckRecord) -> String {
                 "| {} | {:.4} | {}{:.4} | {}{:.3} | {} |\n",
                 s.parameter,
                 s.slope,
-                if s.at_most { "≤ " } else { "" },
+                side_marks(s.side).0,
                 s.predicted,
-                if s.at_most { "+" } else { "±" },
+                side_marks(s.side).1.trim(),
                 s.tolerance,
                 if s.ok() { "yes" } else { "**no**" }
             ));
@@ -458,4 +469,18 @@ fn check_markdown(r: &CheckRecord) -> String {
         md.push_str(&format!("\n![{}]({}.svg)\n", r.name, r.name));
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seed_range;
+
+    #[test]
+    fn seed_ranges_are_inclusive() {
+        assert_eq!(parse_seed_range("1..20"), Ok((1, 20)));
+        assert_eq!(parse_seed_range("7..=7"), Ok((7, 7)));
+        assert!(parse_seed_range("20..1").is_err());
+        assert!(parse_seed_range("1-20").is_err());
+        assert!(parse_seed_range("a..3").is_err());
+    }
 }

@@ -21,7 +21,7 @@
 
 use super::common::{line, markers};
 use crate::framework::{
-    binomial_upper_critical, loglog_fit, CheckConfig, CheckRecord, Figure, SlopeFit,
+    binomial_upper_critical, loglog_fit, CheckConfig, CheckRecord, Figure, Side, SlopeFit,
 };
 use fedmix::linalg::random_orthonormal;
 use fedmix::rng::{child_seed, stream, Purpose};
@@ -124,7 +124,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slope: loglog_fit(&EPSILONS, &pooled_freq).0,
         predicted: 1.0,
         tolerance: SLOPE_TOL,
-        at_most: false,
+        side: Side::Both,
     };
     let passed = rejected.is_empty() && slope.ok();
     series.push(line(

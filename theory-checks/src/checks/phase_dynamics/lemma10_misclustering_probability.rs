@@ -30,7 +30,7 @@
 use super::support::{child, Mixture};
 use crate::framework::linear_fit;
 use crate::framework::{
-    binomial_upper_critical, clopper_pearson_upper, CheckConfig, CheckRecord, Figure, Series,
+    binomial_upper_critical, clopper_pearson_upper, CheckConfig, CheckRecord, Figure, Series, Side,
     SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
@@ -197,7 +197,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     slope: s2,
                     predicted: s1,
                     tolerance: LINEARITY_TOL * s1.abs(),
-                    at_most: false,
+                    side: Side::Both,
                 };
                 slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
                 slopes.push(fit);

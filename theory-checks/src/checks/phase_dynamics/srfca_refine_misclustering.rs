@@ -57,7 +57,7 @@
 use super::support::{child, fmt_list, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Figure, Series, SlopeFit,
+    CheckRecord, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::algorithms::two_phase::RunConfig;
@@ -300,7 +300,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 slope: r1,
                 predicted: r0,
                 tolerance: rate_tolerance(),
-                at_most: true,
+                side: Side::AtMost,
             };
             let ok = fit.ok() && r0 < 0.0 && r1 < 0.0;
             slopes.push(fit);
