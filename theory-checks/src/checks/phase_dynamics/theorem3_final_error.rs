@@ -14,7 +14,7 @@
 //! the first ρM clients, θ₀ random (`N(0, I/d)`).
 //!
 //! Check: the ratio `d(θ̂, θ*) / ((σκ/ρ) ν log(e/ν))` is bounded by one constant — calibrated
-//! on three (σ, M, ρ) points × [`SAFETY`], validated on sweeps of σ (two orders of magnitude),
+//! on three (σ, M, ρ) points × [`safety`], validated on sweeps of σ (two orders of magnitude),
 //! M (two orders) and ρ — and the log–log slope of the final error on σ is the bound's exponent
 //! 1 ± [`slope_tolerance`]. Sabotage: the σ factor is dropped from the bound (predicted
 //! exponent 0).
@@ -47,8 +47,25 @@ pub const NU_C_VC: f64 = 1.0;
 pub const ROUNDS_FACTOR: f64 = 10.0;
 /// Phase 2 step: `η = ETA_GAMMA / max_i ‖φ_i‖²/n_i` (γ = 0.25 ⇒ κ ≈ 1.64 for s = 5).
 pub const ETA_GAMMA: f64 = 0.25;
-/// Safety factor on the calibrated constant.
-pub const SAFETY: f64 = 2.0;
+/// Mean and sample SD of `ln(worst validation ratio / largest calibration ratio)` across the
+/// [`SLOPE_SD_SEEDS`] held-out master seeds 1001..1020 (quick profile; the ratio ranged
+/// 0.54..1.70). Every point is one run, and its error is dominated by least-squares noise
+/// (relative SD ≈ 0.3 for a χ-like norm in d = 5), so the ratio of a maximum over 13 points to
+/// a maximum over 3 points varies by a factor of about 1.4 (e^0.32) from seed to seed.
+pub const LOG_RATIO_MEAN: f64 = 0.135;
+/// See [`LOG_RATIO_MEAN`].
+pub const LOG_RATIO_SD: f64 = 0.324;
+
+/// Safety factor on the calibrated constant, derived from the seed-to-seed variability of the
+/// worst-validation / calibration ratio: `exp(mean + one-sided prediction tolerance)` of its
+/// logarithm at half the check's α ([`prediction_tolerance`]). (At a factor of 2 — not derived
+/// — the constant test failed at master seed 6: the M = 10 point's ratio was 2.08 × the
+/// calibration maximum.)
+pub fn safety() -> f64 {
+    (LOG_RATIO_MEAN
+        + prediction_tolerance(LOG_RATIO_SD, SLOPE_SD_SEEDS, check_alpha() / 2.0, false))
+    .exp()
+}
 /// Sample SD of the fitted σ-slope across the [`SLOPE_SD_SEEDS`] held-out master seeds
 /// 1001..1020 (disjoint from the seeds the check is judged on; quick profile): mean 0.980,
 /// SD 0.052, range 0.867..1.081.
@@ -57,11 +74,11 @@ pub const SLOPE_SD: f64 = 0.052;
 pub const SLOPE_SD_SEEDS: usize = 20;
 
 /// Tolerance on the slope of the final error on σ (SXY22 Theorem 3, eq. 18: exponent 1 in σ):
-/// the two-sided prediction interval [`prediction_tolerance`] from [`SLOPE_SD`] at the check's
-/// share [`check_alpha`] of the suite's false-failure probability (the constant test has no
-/// stated α).
+/// the two-sided prediction interval [`prediction_tolerance`] from [`SLOPE_SD`] at half the
+/// check's share [`check_alpha`] of the suite's false-failure probability (the other half goes
+/// to the constant test, [`safety`]).
 pub fn slope_tolerance() -> f64 {
-    prediction_tolerance(SLOPE_SD, SLOPE_SD_SEEDS, check_alpha(), true)
+    prediction_tolerance(SLOPE_SD, SLOPE_SD_SEEDS, check_alpha() / 2.0, true)
 }
 const K: usize = 2;
 const D: usize = 5;
@@ -222,7 +239,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let (c, worst) = calibrate_then_validate(
         &cal.iter().map(pair).collect::<Vec<_>>(),
         &val.iter().map(|o| pair(o)).collect::<Vec<_>>(),
-        SAFETY,
+        safety(),
     );
     let (slope, _) = loglog_fit(
         &sig.iter().map(|o| o.st.sigma).collect::<Vec<_>>(),
@@ -263,8 +280,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("k = {K}, d = {D}, Δ = {DELTA}, Σ = I, n_i = {SAMPLES}, cluster 0 = first ρM clients; two-phase: practical Phase 1 (T = {PHASE1_ITERATIONS}, n_H = ⌈log N / p_min⌉), Phase 2 FedAvg s = {LOCAL_STEPS}, γ = {ETA_GAMMA}, T' = ⌈{ROUNDS_FACTOR} κ/(sηρ) ln(Δ/ν)⌉; seeds child(seed, 28, ·)"),
             format!("ν (eq. 10) with stated c_e = {NU_C_PE}, C_ν = {NU_C_VC}"),
             format!("σ-sweep up to 0.3Δ: Theorem 3 assumes Theorem 1's Phase 1 premise (anchors within Δ/4), which fails near σ = Δ at n_i = {SAMPLES} (Phase 1 merged the clusters in 6/40 runs at σ = Δ, 0/40 at σ ≤ 0.5Δ; seeds 2001..2040)"),
-            format!("slope tolerance {:.3} = t_(19, 1−α/2) × SD × √(1 + 1/20), SD = {SLOPE_SD} of the σ-slope over {SLOPE_SD_SEEDS} held-out master seeds 1001..1020 (a prediction interval for a new seed; SXY22 Theorem 3, eq. 18: exponent 1 in σ); false-failure probability of the slope test α = {:.2e} (= 1% / #checks); the constant test (× {SAFETY} margin) has no stated α", slope_tolerance(), check_alpha()),
-            format!("C = max calibration ratio × {SAFETY} = {c:.4e}; worst validation ratio {worst:.4e}"),
+            format!("slope tolerance {:.3} = t_(19, 1−α/4) × SD × √(1 + 1/20), SD = {SLOPE_SD} of the σ-slope over {SLOPE_SD_SEEDS} held-out master seeds 1001..1020 (a prediction interval for a new seed; SXY22 Theorem 3, eq. 18: exponent 1 in σ)", slope_tolerance()),
+            format!("safety factor {:.3} = exp({LOG_RATIO_MEAN} + t_(19, 1−α/2) × {LOG_RATIO_SD} × √(1 + 1/20)): one-sided prediction bound of ln(worst validation ratio / max calibration ratio) over the same held-out seeds", safety()),
+            format!("false-failure probability of the check: α = {:.2e} (1% / #checks), half to the slope test, half to the constant test", check_alpha()),
+            format!("C = max calibration ratio × {:.3} = {c:.4e}; worst validation ratio {worst:.4e}", safety()),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation σ-sweep: {}", sig.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation M-sweep: {}", mm.iter().map(row).collect::<Vec<_>>().join("; ")),
