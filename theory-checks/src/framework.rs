@@ -63,15 +63,68 @@ pub struct SlopeFit {
     pub slope: f64,
     /// Predicted exponent.
     pub predicted: f64,
-    /// Allowed |slope − predicted|.
+    /// Allowed distance of the slope from the prediction, on the side(s) [`Side`] says.
     pub tolerance: f64,
+    /// Which deviations fail.
+    pub side: Side,
+}
+
+/// Which side of the prediction a slope test guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// `|slope − predicted| ≤ tolerance`: the exponent itself is claimed.
+    Both,
+    /// `slope ≤ predicted + tolerance`: the quantity grows at most like the predicted power
+    /// (an upper bound).
+    AtMost,
+    /// `slope ≥ predicted − tolerance`: the quantity grows at least like the predicted power
+    /// (a lower bound).
+    AtLeast,
 }
 
 impl SlopeFit {
-    /// Whether the fitted slope is within tolerance of the prediction.
+    /// Whether the fitted slope passes its test.
     pub fn ok(&self) -> bool {
-        (self.slope - self.predicted).abs() <= self.tolerance
+        let dev = self.slope - self.predicted;
+        match self.side {
+            Side::Both => dev.abs() <= self.tolerance,
+            Side::AtMost => dev <= self.tolerance,
+            Side::AtLeast => -dev <= self.tolerance,
+        }
     }
+
+    /// The prediction as printed: `p ± t`, `≤ p + t` or `≥ p − t`.
+    pub fn prediction(&self) -> String {
+        let (p, t) = (self.predicted, self.tolerance);
+        match self.side {
+            Side::Both => format!("{p:.4} ± {t:.4}"),
+            Side::AtMost => format!("≤ {p:.4} + {t:.4}"),
+            Side::AtLeast => format!("≥ {p:.4} − {t:.4}"),
+        }
+    }
+}
+
+/// Suite-level false-failure probability: the chance that a correct implementation fails at
+/// least one check at a given seed, for the tests whose α is stated (Bonferroni over checks).
+pub const SUITE_ALPHA: f64 = 0.01;
+
+/// The false-failure probability each check may spend: `SUITE_ALPHA / #checks` (Bonferroni).
+pub fn check_alpha() -> f64 {
+    SUITE_ALPHA / crate::registry().len() as f64
+}
+
+/// Tolerance of a slope test derived from the slope's sampling variability: the half-width of
+/// a normal prediction interval for one new seed's slope, `t_{n−1, 1−a} · sd · √(1 + 1/n)`,
+/// where `sd` is the sample SD of the slope over `n` master seeds *disjoint from those judged*
+/// and `a = α/2` for a two-sided test, `α` for a one-sided one. A correct implementation then
+/// fails the test with probability ≤ α at a new seed (if the slope is normal and the held-out
+/// mean lies on the prediction, or on its safe side for a one-sided test).
+pub fn prediction_tolerance(sd: f64, n: usize, alpha: f64, two_sided: bool) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let a = if two_sided { alpha / 2.0 } else { alpha };
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n ≥ 2");
+    t.inverse_cdf(1.0 - a) * sd * (1.0 + 1.0 / n as f64).sqrt()
 }
 
 /// A series of the check's figure.
@@ -148,11 +201,10 @@ impl CheckRecord {
         );
         for f in &self.slopes {
             s.push_str(&format!(
-                "\n      slope in {}: {:.4} (predicted {:.4} ± {:.4}) {}",
+                "\n      slope in {}: {:.4} (predicted {}) {}",
                 f.parameter,
                 f.slope,
-                f.predicted,
-                f.tolerance,
+                f.prediction(),
                 if f.ok() { "ok" } else { "MISMATCH" }
             ));
         }
@@ -259,6 +311,33 @@ mod tests {
         let ys: Vec<f64> = xs.iter().map(|x| 3.0 * x.powf(-0.5)).collect();
         let (s, b) = loglog_fit(&xs, &ys);
         assert!((s + 0.5).abs() < 1e-12 && (b - 3f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn prediction_tolerance_reference_values() {
+        // t_{19, 0.975} = 2.093024 and t_{9, 0.95} = 1.833113 (scipy.stats.t.ppf; standard
+        // tables): two-sided α = 0.05 with n = 20, one-sided α = 0.05 with n = 10.
+        let a = prediction_tolerance(1.0, 20, 0.05, true);
+        assert!((a - 2.093_024 * 1.05f64.sqrt()).abs() < 1e-5, "{a}");
+        let b = prediction_tolerance(2.0, 10, 0.05, false);
+        assert!((b - 2.0 * 1.833_113 * 1.1f64.sqrt()).abs() < 1e-5, "{b}");
+    }
+
+    #[test]
+    fn slope_fit_sides() {
+        let f = |slope, side| SlopeFit {
+            parameter: "x".into(),
+            slope,
+            predicted: 0.5,
+            tolerance: 0.1,
+            side,
+        };
+        assert!(f(0.2, Side::AtMost).ok() && f(0.6, Side::AtMost).ok());
+        assert!(!f(0.61, Side::AtMost).ok());
+        assert!(f(0.8, Side::AtLeast).ok() && f(0.4, Side::AtLeast).ok());
+        assert!(!f(0.39, Side::AtLeast).ok());
+        assert!(f(0.4, Side::Both).ok() && f(0.6, Side::Both).ok());
+        assert!(!f(0.39, Side::Both).ok() && !f(0.61, Side::Both).ok());
     }
 
     #[test]

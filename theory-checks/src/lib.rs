@@ -23,12 +23,23 @@ pub fn registry() -> Vec<Check> {
     checks::all()
 }
 
-/// Run every check under `cfg`, printing each record as it completes.
-pub fn run_all(cfg: &CheckConfig, only: Option<&str>) -> Vec<CheckRecord> {
-    let chosen: Vec<Check> = registry()
+/// The checks named in `only` (comma-separated), or every check.
+pub fn selected(only: Option<&str>) -> Vec<Check> {
+    registry()
         .into_iter()
         .filter(|(name, _)| only.is_none_or(|o| o.split(',').any(|x| x == *name)))
-        .collect();
+        .collect()
+}
+
+/// Run every check under `cfg`, printing each record as it completes.
+pub fn run_all(cfg: &CheckConfig, only: Option<&str>) -> Vec<CheckRecord> {
+    run_selected(cfg, only, true)
+}
+
+/// Run the checks named in `only` under `cfg`; print each record in full when `verbose`, else
+/// one verdict line per check.
+pub fn run_selected(cfg: &CheckConfig, only: Option<&str>, verbose: bool) -> Vec<CheckRecord> {
+    let chosen = selected(only);
     let progress = progress::Progress::new("theory checks", chosen.len());
     let records = chosen
         .into_iter()
@@ -40,7 +51,16 @@ pub fn run_all(cfg: &CheckConfig, only: Option<&str>) -> Vec<CheckRecord> {
                 "wall time {:.2} s",
                 started.elapsed().as_secs_f64()
             ));
-            progress.println(&r.summary_line());
+            progress.println(&if verbose {
+                r.summary_line()
+            } else {
+                format!(
+                    "[{}] {} (seed {})",
+                    if r.passed { "PASS" } else { "FAIL" },
+                    r.name,
+                    cfg.seed
+                )
+            });
             progress.step(i + 1, name);
             r
         })

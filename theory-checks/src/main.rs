@@ -8,7 +8,8 @@ use fedmix::experiment::{parse_shard, Experiment, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use theory_checks::experiments;
-use theory_checks::{figure, run_all, CheckConfig, CheckRecord, Profile};
+use theory_checks::framework::Side;
+use theory_checks::{figure, run_all, run_selected, selected, CheckConfig, CheckRecord, Profile};
 
 #[derive(Parser)]
 #[command(
@@ -22,6 +23,12 @@ struct Args {
     /// Master seed of the theory checks.
     #[arg(long, default_value_t = 20221)]
     seed: u64,
+    /// Seed robustness: run the checks (respecting `--only`) at every master seed A..=B and
+    /// report per check how many seeds it passes (stdout, `seed-robustness.md` and
+    /// `seed-robustness.json` in `--out`); the per-check reports, README.md and summary.json
+    /// are left untouched. Implies `--no-experiments`.
+    #[arg(long, value_name = "A..B")]
+    seeds: Option<String>,
     /// Only these checks / experiments (comma-separated names).
     #[arg(long)]
     only: Option<String>,
@@ -217,6 +224,9 @@ fn check_only(args: &Args) -> Result<(), String> {
 fn run_everything(args: &Args) -> Result<bool, String> {
     let profile = profile_of(&args.profile)?;
     check_only(args)?;
+    if let Some(range) = &args.seeds {
+        return seed_robustness(args, profile, parse_seed_range(range)?);
+    }
     let mut ok = true;
     if !args.no_checks {
         let cfg = CheckConfig {
@@ -238,6 +248,135 @@ fn run_everything(args: &Args) -> Result<bool, String> {
         run_experiments(args)?;
     }
     Ok(ok)
+}
+
+/// `A..B` (inclusive) → `(A, B)`.
+fn parse_seed_range(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("--seeds expects A..B with A ≤ B (inclusive), got `{s}`");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let b = b.strip_prefix('=').unwrap_or(b);
+    let (a, b): (u64, u64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if a > b {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+/// One check at one seed, as the seed-robustness report keeps it.
+#[derive(serde::Serialize)]
+struct SeedOutcome {
+    seed: u64,
+    passed: bool,
+    statistic: f64,
+    bound: f64,
+    slopes: Vec<(String, f64)>,
+}
+
+/// Per check: how many of the seeds it passes, and its outcome at each.
+#[derive(serde::Serialize)]
+struct Robustness {
+    name: String,
+    passes: usize,
+    seeds: usize,
+    failing_seeds: Vec<u64>,
+    outcomes: Vec<SeedOutcome>,
+}
+
+/// `--seeds A..B`: every selected check at every master seed in turn (sequential over seeds;
+/// each check is seeded from its master seed alone, so a record is the same as in a
+/// single-seed run), then the table of passes out of seeds. Writes only
+/// `seed-robustness.{md,json}` in `--out`; `Ok(false)` when any check fails at any seed.
+fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<bool, String> {
+    let only = args.only.as_deref();
+    let mut table: Vec<Robustness> = selected(only)
+        .iter()
+        .map(|(name, _)| Robustness {
+            name: (*name).to_string(),
+            passes: 0,
+            seeds: 0,
+            failing_seeds: Vec::new(),
+            outcomes: Vec::new(),
+        })
+        .collect();
+    if table.is_empty() {
+        return Err(format!("--only {only:?} selects no check"));
+    }
+    let started = std::time::Instant::now();
+    for seed in a..=b {
+        let cfg = CheckConfig {
+            profile,
+            seed,
+            sabotage: false,
+        };
+        for (row, r) in table.iter_mut().zip(run_selected(&cfg, only, false)) {
+            row.seeds += 1;
+            if r.passed {
+                row.passes += 1;
+            } else {
+                row.failing_seeds.push(seed);
+            }
+            row.outcomes.push(SeedOutcome {
+                seed,
+                passed: r.passed,
+                statistic: r.statistic,
+                bound: r.bound,
+                slopes: r
+                    .slopes
+                    .iter()
+                    .map(|f| (f.parameter.clone(), f.slope))
+                    .collect(),
+            });
+        }
+    }
+    let md = robustness_markdown(&table, profile, (a, b), started.elapsed().as_secs_f64());
+    print!("{md}");
+    let out = dirs(args).0;
+    fedmix::io::prepare_output_dir(&out).map_err(|e| e.to_string())?;
+    fedmix::io::write_atomic(&out.join("seed-robustness.md"), md.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    fedmix::io::write_atomic(&out.join("seed-robustness.json"), json.as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(table.iter().all(|row| row.passes == row.seeds))
+}
+
+fn robustness_markdown(
+    table: &[Robustness],
+    profile: Profile,
+    (a, b): (u64, u64),
+    secs: f64,
+) -> String {
+    let mut md = format!(
+        "# Theory checks: seed robustness\n\nMaster seeds {a}..={b}, {} profile, {secs:.0} s.\n\n\
+         | check | passes / seeds | failing seeds |\n|---|---|---|\n",
+        match profile {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+        }
+    );
+    for row in table {
+        let failing: Vec<String> = row.failing_seeds.iter().map(u64::to_string).collect();
+        md.push_str(&format!(
+            "| {} | {}/{} | {} |\n",
+            row.name,
+            row.passes,
+            row.seeds,
+            if failing.is_empty() {
+                "—".into()
+            } else {
+                failing.join(", ")
+            }
+        ));
+    }
+    let all = table.iter().filter(|r| r.passes == r.seeds).count();
+    md.push_str(&format!(
+        "\n{all} of {} checks pass at every seed.\n",
+        table.len()
+    ));
+    md
 }
 
 fn run_experiments(args: &Args) -> Result<(), String> {
@@ -350,8 +489,9 @@ fn write_reports(
             .slopes
             .iter()
             .map(|s| {
+                let (before, sign) = side_marks(s.side);
                 format!(
-                    "{}: {:.3} (pred. {:.3}±{:.2})",
+                    "{}: {:.3} (pred. {before}{:.3}{sign}{:.2})",
                     s.parameter, s.slope, s.predicted, s.tolerance
                 )
             })
@@ -394,6 +534,16 @@ fn write_reports(
         .map_err(|e| e.to_string())
 }
 
+/// How a slope's prediction is printed: the relation before it and the sign of the tolerance
+/// (`p±t`, `≤ p + t`, `≥ p − t`).
+fn side_marks(side: Side) -> (&'static str, &'static str) {
+    match side {
+        Side::Both => ("", "±"),
+        Side::AtMost => ("≤ ", " + "),
+        Side::AtLeast => ("≥ ", " − "),
+    }
+}
+
 /// `docs/theory/<check>.md`: claim with its source, setup, statistic vs bound, constant,
 /// slopes, verdict, figure.
 fn check_markdown(r: &CheckRecord) -> String {
@@ -413,10 +563,12 @@ fn check_markdown(r: &CheckRecord) -> String {
         );
         for s in &r.slopes {
             md.push_str(&format!(
-                "| {} | {:.4} | {:.4} | ±{:.3} | {} |\n",
+                "| {} | {:.4} | {}{:.4} | {}{:.3} | {} |\n",
                 s.parameter,
                 s.slope,
+                side_marks(s.side).0,
                 s.predicted,
+                side_marks(s.side).1.trim(),
                 s.tolerance,
                 if s.ok() { "yes" } else { "**no**" }
             ));
@@ -430,4 +582,18 @@ fn check_markdown(r: &CheckRecord) -> String {
         md.push_str(&format!("\n![{}]({}.svg)\n", r.name, r.name));
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seed_range;
+
+    #[test]
+    fn seed_ranges_are_inclusive() {
+        assert_eq!(parse_seed_range("1..20"), Ok((1, 20)));
+        assert_eq!(parse_seed_range("7..=7"), Ok((7, 7)));
+        assert!(parse_seed_range("20..1").is_err());
+        assert!(parse_seed_range("1-20").is_err());
+        assert!(parse_seed_range("a..3").is_err());
+    }
 }

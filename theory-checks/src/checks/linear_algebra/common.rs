@@ -8,7 +8,7 @@
 //! `y = ⟨x, θ*_z⟩ + σ N(0, 1)`) from the named [`fedmix::rng`] streams and returns an ordinary
 //! validated [`Federation`], on which the library's moment code runs unchanged.
 
-use crate::framework::{Series, SlopeFit};
+use crate::framework::{Series, Side, SlopeFit};
 use fedmix::algorithms::fedmd::{subspace_matrix, Pairing};
 use fedmix::federation::{Federation, FederationParts};
 use fedmix::rng::{stream, Purpose};
@@ -198,6 +198,7 @@ pub fn slope_fit(
         slope: crate::framework::loglog_fit(&xs, &ys).0,
         predicted,
         tolerance,
+        side: Side::Both,
     }
 }
 

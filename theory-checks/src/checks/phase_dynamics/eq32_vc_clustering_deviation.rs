@@ -20,18 +20,36 @@
 //! Checks: one constant C (calibrated on M ∈ {50, 400} balanced and one skewed point, ×
 //! [`SAFETY`]) holds on a disjoint validation grid — balanced `n_i = 5`, M from 20 to 2000 — and
 //! under quantity skew (log-normal sizes, mean 10, increasing spread at M = 400, so N is fixed
-//! in expectation); the log–log slope of deviation/N on M is −½ ± [`SLOPE_TOL`], and on
-//! `χ²(n)+1` it is +½ ± [`SLOPE_TOL`]. Observed: the sup over the tie configurations alone
-//! grows exactly like `√(χ²+1)` (slope ≈ 0.50, in the details), but the sup over the whole family
-//! grows a little slower (≈ 0.44 quick, ≈ 0.36 full at seed 20221): at low skew some non-tie θ
-//! (misclustering probabilities strictly between 0 and 1 for every client) give the largest
-//! deviation, and those do not grow with skew, because large clients are then almost never
-//! misclustered (Lemma 10). The bigger family of the full profile has more such θ, hence the
-//! lower slope. Sabotage: the predicted exponent in M is −1.
+//! in expectation); and two rate tests on the **mean over replicates** of
+//! `sup_{θ, j} |G_j(θ) − Ḡ_j(θ)| / N` — the expected supremum that Lemma 12 bounds by
+//! `√(v Σ_i n_i²)` (McDiarmid adds a deviation of the same order):
+//! 1. balanced sizes: slope −½ in M, two-sided. Here the family's sup is sandwiched between
+//!    the tie configurations (where `P{i ∈ S_j} = ½` for cluster j's clients, so the deviation
+//!    is a sum of M/k i.i.d. centred terms, of order `√M` by the CLT) and eq. 32's bound, both
+//!    `∝ M^{−½}`; the exponent is therefore exact for the statistic.
+//! 2. skewed sizes: slope in `χ²(n)+1` at most +½, **one-sided**. Eq. 32 is an upper bound;
+//!    the sup over a fixed finite family is a lower bound of the true sup and need not grow as
+//!    fast: for every non-tie θ (and for the other clusters' clients in a tie θ) Lemma 10 makes
+//!    `1{i ∈ S_j(θ)}` nearly deterministic once `n_i` is large, so the large clients that carry
+//!    `Σ n_i²` under skew contribute little variance. Measured on held-out master seeds
+//!    1001..1020, this statistic grows like `(χ²+1)^{0.36}` (SD 0.04), the max over replicates
+//!    like `(χ²+1)^{0.36}` (SD 0.08) and the ties alone like `(χ²+1)^{0.38}` (SD 0.10); in a pure
+//!    Bernoulli(½) model of the ties (every client a fair coin, same size law; 60 simulated
+//!    size draws per spread) the max over 16 draws gives slope 0.45 and the mean 0.50 — the max's extreme-value factor falls from
+//!    Gaussian (≈ √(2 ln draws)) to ≈ 1 as a few clients come to dominate, which is why the
+//!    slopes are taken on the mean. A two-sided test of exponent ½ on this statistic asserted
+//!    a tightness eq. 32 does not claim.
+//!
+//! Tolerances come from the sampling variability of the slopes: prediction intervals
+//! ([`prediction_tolerance`]) from the SDs across the held-out master seeds 1001..1020
+//! ([`SLOPE_SD_M`], [`SLOPE_SD_CHI`]) at the check's false-failure probability [`check_alpha`],
+//! split equally between the two rate tests (the constant test, with its × [`SAFETY`] margin,
+//! has no stated α). Sabotage: the predicted exponent in M is −1.
 
 use super::support::{child, random_unit, sets, Mixture};
 use crate::framework::{
-    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+    calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
+    CheckRecord, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use fedmix::metrics::chi2;
@@ -43,8 +61,24 @@ use rand_distr::StandardNormal;
 
 /// Safety factor on the calibrated constant.
 pub const SAFETY: f64 = 2.0;
-/// Tolerance on the log–log slopes (in M and in χ²+1).
-pub const SLOPE_TOL: f64 = 0.15;
+/// Sample SD across master seeds of the slope in M of the mean sup, over the
+/// [`SLOPE_SD_SEEDS`] held-out seeds 1001..1020 (quick profile; mean −0.499).
+pub const SLOPE_SD_M: f64 = 0.013;
+/// Sample SD across master seeds of the slope in χ²+1 of the mean sup, same seeds (mean 0.364,
+/// range 0.30..0.44).
+pub const SLOPE_SD_CHI: f64 = 0.040;
+/// Number of held-out seeds behind the SDs.
+pub const SLOPE_SD_SEEDS: usize = 20;
+
+/// Tolerances of the two rate tests, each at half the check's α ([`prediction_tolerance`]):
+/// two-sided for the M slope, one-sided for the χ²+1 slope.
+pub fn slope_tolerances() -> (f64, f64) {
+    let a = check_alpha() / 2.0;
+    (
+        prediction_tolerance(SLOPE_SD_M, SLOPE_SD_SEEDS, a, true),
+        prediction_tolerance(SLOPE_SD_CHI, SLOPE_SD_SEEDS, a, false),
+    )
+}
 const K: usize = 3;
 const D: usize = 5;
 const SIGMA: f64 = 1.0;
@@ -114,6 +148,8 @@ struct Point {
     dev: f64,
     /// The same sup restricted to the "tie" configurations of the family.
     dev_tie: f64,
+    /// Mean over replicates of sup_{θ,j} |G − Ḡ_{−r}| / N (Lemma 12's expected supremum).
+    dev_mean: f64,
 }
 
 impl Point {
@@ -146,6 +182,11 @@ fn measure(sizes: &[usize], fam: &[DMatrix<f64>], reps: usize, seed: u64) -> Poi
     };
     let devs: Vec<Vec<f64>> = g.iter().map(|v| loo(v)).collect();
     let dev = devs.iter().flatten().copied().fold(0.0, f64::max);
+    let dev_mean = devs
+        .iter()
+        .map(|v| v.iter().copied().fold(0.0, f64::max))
+        .sum::<f64>()
+        / reps as f64;
     // Entry `f·k + j` belongs to family member f; members with f mod 3 = 1 are the ties.
     let dev_tie = devs
         .iter()
@@ -159,6 +200,7 @@ fn measure(sizes: &[usize], fam: &[DMatrix<f64>], reps: usize, seed: u64) -> Poi
         n_total,
         dev: dev / n_total,
         dev_tie: dev_tie / n_total,
+        dev_mean: dev_mean / n_total,
     }
 }
 
@@ -226,34 +268,39 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         &pairs(&val_all),
         SAFETY,
     );
-    let (slope_m, _) = loglog_fit(
-        &val_bal.iter().map(|p| p.m as f64).collect::<Vec<_>>(),
-        &val_bal.iter().map(|p| p.dev).collect::<Vec<_>>(),
+    let fit = |pts: &[Point], x: &dyn Fn(&Point) -> f64, y: &dyn Fn(&Point) -> f64| {
+        loglog_fit(
+            &pts.iter().map(x).collect::<Vec<_>>(),
+            &pts.iter().map(y).collect::<Vec<_>>(),
+        )
+        .0
+    };
+    let m_of = |p: &Point| p.m as f64;
+    let chi_of = |p: &Point| p.chi2 + 1.0;
+    let (max_m, max_chi) = (
+        fit(&val_bal, &m_of, &|p| p.dev),
+        fit(&val_skew, &chi_of, &|p| p.dev),
     );
-    let (slope_chi, _) = loglog_fit(
-        &val_skew.iter().map(|p| p.chi2 + 1.0).collect::<Vec<_>>(),
-        &val_skew.iter().map(|p| p.dev).collect::<Vec<_>>(),
+    let (tie_m, tie_chi) = (
+        fit(&val_bal, &m_of, &|p| p.dev_tie),
+        fit(&val_skew, &chi_of, &|p| p.dev_tie),
     );
-    let (tie_m, _) = loglog_fit(
-        &val_bal.iter().map(|p| p.m as f64).collect::<Vec<_>>(),
-        &val_bal.iter().map(|p| p.dev_tie).collect::<Vec<_>>(),
-    );
-    let (tie_chi, _) = loglog_fit(
-        &val_skew.iter().map(|p| p.chi2 + 1.0).collect::<Vec<_>>(),
-        &val_skew.iter().map(|p| p.dev_tie).collect::<Vec<_>>(),
-    );
+    let (tol_m, tol_chi) = slope_tolerances();
     let slopes = vec![
         SlopeFit {
-            parameter: "M (balanced, n_i = 5)".into(),
-            slope: slope_m,
+            parameter: "M (balanced, n_i = 5; mean over replicates of the sup)".into(),
+            slope: fit(&val_bal, &m_of, &|p| p.dev_mean),
             predicted: if cfg.sabotage { -1.0 } else { -0.5 },
-            tolerance: SLOPE_TOL,
+            tolerance: tol_m,
+            side: Side::Both,
         },
         SlopeFit {
-            parameter: "χ²(n)+1 (log-normal sizes, M = 400)".into(),
-            slope: slope_chi,
+            parameter: "χ²(n)+1 (log-normal sizes, M = 400; mean over replicates of the sup)"
+                .into(),
+            slope: fit(&val_skew, &chi_of, &|p| p.dev_mean),
             predicted: 0.5,
-            tolerance: SLOPE_TOL,
+            tolerance: tol_chi,
+            side: Side::AtMost,
         },
     ];
     let passed = worst <= c && slopes.iter().all(SlopeFit::ok);
@@ -269,18 +316,19 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .collect();
     let row = |p: &Point| {
         format!(
-            "M={} χ²={:.2} N={} dev/N={:.4e} (ties only {:.4e}) ratio={:.3}",
+            "M={} χ²={:.2} N={} dev/N={:.4e} (mean over replicates {:.4e}, ties only {:.4e}) ratio={:.3}",
             p.m,
             p.chi2,
             p.n_total,
             p.dev,
+            p.dev_mean,
             p.dev_tie,
             p.dev / p.shape()
         )
     };
     CheckRecord {
         name: "eq32_vc_clustering_deviation".into(),
-        claim: "sup_θ |Σ n_i 1{i∈S_j(θ)} − Σ n_i P{i∈S_j(θ)}| ≤ C N √(dk log k (χ²(n)+1)/M); slope −½ in M, +½ in χ²+1".into(),
+        claim: "sup_θ |Σ n_i 1{i∈S_j(θ)} − Σ n_i P{i∈S_j(θ)}| ≤ C N √(dk log k (χ²(n)+1)/M); slope −½ in M, at most +½ in χ²+1".into(),
         source: "SXY22 eq. 32 (App. E.2; Lemma 9, Lemma 12)".into(),
         statistic: worst,
         bound: c,
@@ -294,7 +342,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("validation balanced (n_i = {BALANCED_N}): {}", val_bal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation skewed (log-normal, mean {SKEW_MEAN}, M = {SKEW_M}, spreads {val_spread:?}): {}", val_skew.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
-            format!("sup over the tie configurations only (P{{i ∈ S_j}} = ½ whatever n_i) — information, not asserted: slope {tie_m:.3} in M, {tie_chi:.3} in χ²+1"),
+            format!("rate tests on the mean over replicates of sup_(θ,j) |G − Ḡ| / N (Lemma 12's E sup): M slope two-sided, tolerance t_(19, 1−α/4) × {SLOPE_SD_M} × √(1 + 1/20) = {tol_m:.3}; χ²+1 slope one-sided (eq. 32 is an upper bound, the finite family's sup a lower bound of the true sup), tolerance t_(19, 1−α/2) × {SLOPE_SD_CHI} × √(1 + 1/20) = {tol_chi:.3}; SDs across {SLOPE_SD_SEEDS} held-out master seeds 1001..1020; false-failure probability α = {:.2e} for the two rate tests together (1% / #checks); the constant test (× {SAFETY} margin) has no stated α", check_alpha()),
+            format!("information, not asserted — max over replicates: slope {max_m:.3} in M, {max_chi:.3} in χ²+1; tie configurations only (max): {tie_m:.3} in M, {tie_chi:.3} in χ²+1"),
             if cfg.sabotage { "SABOTAGED: predicted exponent in M = −1".into() } else { "predicted exponent in M = −½".into() },
         ],
         figure: Some(Figure {

@@ -52,7 +52,7 @@
 use super::support::{child, random_unit, Mixture};
 use crate::framework::{
     calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Figure,
-    Series, SlopeFit,
+    Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
 use fedmix::algorithms::ifca::{ifca_round, IfcaOption, IfcaParams, InitDist};
@@ -438,24 +438,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             slope: gap_slope(2),
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
+            side: Side::Both,
         },
         SlopeFit {
             parameter: "γp of 1 − r (part A, k = 4)".into(),
             slope: gap_slope(4),
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
+            side: Side::Both,
         },
         SlopeFit {
             parameter: "mn' of the one-round floor (part B, median)".into(),
             slope: slope(&mn_refs, Inst::mn),
             predicted: e_mn,
             tolerance: SLOPE_TOL_MN,
+            side: Side::Both,
         },
         SlopeFit {
             parameter: "d of the one-round floor (part B, median)".into(),
             slope: slope(&d_refs, |i| i.d as f64),
             predicted: 0.5,
             tolerance: SLOPE_TOL_D,
+            side: Side::Both,
         },
     ];
     let worst = worst_b.max(worst_c);

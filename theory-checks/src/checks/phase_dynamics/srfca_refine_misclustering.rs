@@ -29,13 +29,26 @@
 //! 2. **By a factor ~m** (Thm 4.8's `ρ₁ p/m^{1−ρ₂}` with `p/m ≈ q₀`): `Pr[C₁ ≠ C*] ≤ C q₀(n)`
 //!    with one constant C, calibrated on [`CAL_N`] (largest `P̂₁/q̂₀` over points with ≥
 //!    [`MIN_COUNT`] events, × [`SAFETY`]) and validated on the disjoint n-grid by binomial tests
-//!    of the count of `C₁ ≠ C*` replicates against `min(1, C q̂₀)` at level `ALPHA/#tests`
+//!    of the count of `C₁ ≠ C*` replicates against `min(1, C q̂₀)` at level `α₂/#tests`
 //!    (Bonferroni; `q̂₀` pools all clients of all replicates of the point, so its error is
 //!    small next to the test's). The same test applied to ONE_SHOT's `C₀` must reject at ≥
 //!    `MIN_BITING` points — otherwise the bound would not separate the two stages.
-//! 3. **Exponential decay in n at ONE_SHOT's rate** (`ρ₁ p/m^{1−ρ₂}` has Lemma 4.6's exponent):
-//!    the least-squares slope of `ln P̂₁` on n equals that of `ln q̂₀` within [`RATE_TOL`]
-//!    (relative), both negative; points with fewer than `MIN_COUNT` events are left out.
+//! 3. **Exponential decay in n at least at ONE_SHOT's rate** (`ρ₁ p/m^{1−ρ₂}` has Lemma 4.6's
+//!    exponent, and it is an upper bound): the least-squares slope of `ln P̂₁` on n is at most
+//!    that of `ln q̂₀` plus a one-sided prediction-interval tolerance from [`RATE_DIFF_SD`]
+//!    ([`rate_tolerance`]), both negative; points with
+//!    fewer than `MIN_COUNT` events are left out. Theorem 4.8 bounds `Pr[C₁ ≠ C*]` from above
+//!    by a multiple of `p`; it does not say REFINE's error decays no faster than ONE_SHOT's, and
+//!    it does decay faster: over held-out master seeds 1001..1030 the slope of `ln P̂₁` was
+//!    1.23 × that of `ln q̂₀` on average (−0.41 vs −0.34; difference −0.07, SD 0.089) —
+//!    RECLUSTER misassigns a client only when its local model is nearer another cluster's
+//!    trained model, a larger margin than ONE_SHOT's pairwise `λ = Δ/2` test. (A former
+//!    two-sided test of equal slopes failed at 9 of those 30 seeds.)
+//!
+//! False-failure probability: tests 2 and 3 (a rejection there fails a correct implementation)
+//! share the check's α = [`check_alpha`] equally; test 1 and the non-vacuity conditions are
+//! power requirements (their failure means the experiment did not show the effect), with test
+//! 1 run at its own level [`ALPHA`] (a false-*pass* probability).
 //!
 //! Statistic: the largest `count / critical count` of test 2 (pass ≤ 1). Sabotage: REFINE with
 //! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
@@ -43,7 +56,8 @@
 
 use super::support::{child, fmt_list, Mixture};
 use crate::framework::{
-    binomial_upper_critical, linear_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+    binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
+    CheckRecord, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::algorithms::two_phase::RunConfig;
@@ -62,7 +76,8 @@ pub const SIZE: usize = 5;
 pub const BETA: f64 = 0.1;
 /// TrimmedMeanGD steps T of the REFINE step.
 pub const REFINE_ROUNDS: usize = 50;
-/// Level of the tests (family-wise for test 2).
+/// Level of test 1 (the sign test must reject for the check to pass, so this is the
+/// probability of a false pass, not of a false failure).
 pub const ALPHA: f64 = 0.01;
 /// Safety factor on C.
 pub const SAFETY: f64 = 2.0;
@@ -71,8 +86,22 @@ pub const MIN_COUNT: usize = 3;
 /// Fewest grid points where ONE_SHOT fails with probability ≥ ½, and where the bound of test 2
 /// rejects ONE_SHOT.
 pub const MIN_BITING: usize = 2;
-/// Allowed relative difference of the decay rates in n of `P̂₁` and `q̂₀`.
-pub const RATE_TOL: f64 = 0.35;
+/// Sample SD across master seeds of `slope(ln P̂₁) − slope(ln q̂₀)` (quick profile), over the
+/// [`RATE_DIFF_SEEDS`] held-out seeds 1001..1030 (mean −0.072).
+pub const RATE_DIFF_SD: f64 = 0.089;
+/// Number of held-out seeds behind [`RATE_DIFF_SD`].
+pub const RATE_DIFF_SEEDS: usize = 30;
+
+/// False-failure probability of each of tests 2 and 3: half the check's share.
+pub fn test_alpha() -> f64 {
+    check_alpha() / 2.0
+}
+
+/// One-sided tolerance of test 3: the prediction interval [`prediction_tolerance`] from
+/// [`RATE_DIFF_SD`] at level α₃ = [`test_alpha`].
+pub fn rate_tolerance() -> f64 {
+    prediction_tolerance(RATE_DIFF_SD, RATE_DIFF_SEEDS, test_alpha(), false)
+}
 /// Calibration sample sizes.
 pub const CAL_N: [usize; 3] = [15, 19, 23];
 const K: usize = 2;
@@ -239,7 +268,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .map(|p| p.p1() / p.q0())
         .fold(0.0, f64::max);
     let c = c_raw * SAFETY;
-    let alpha_each = ALPHA / val.len() as f64;
+    let alpha_each = test_alpha() / val.len() as f64;
     let crit = |p: &Point| {
         binomial_upper_critical(p.reps as u64, (c * p.q0()).min(1.0), alpha_each).max(1)
     };
@@ -266,11 +295,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         (Some(r0), Some(r1)) => {
             let fit = SlopeFit {
                 parameter:
-                    "n of ln P̂[C₁ ≠ C*] (REFINE); predicted = slope of ln q̂₀ (ONE_SHOT, per client)"
+                    "n of ln P̂[C₁ ≠ C*] (REFINE); at most the slope of ln q̂₀ (ONE_SHOT, per client)"
                         .into(),
                 slope: r1,
                 predicted: r0,
-                tolerance: RATE_TOL * r0.abs(),
+                tolerance: rate_tolerance(),
+                side: Side::AtMost,
             };
             let ok = fit.ok() && r0 < 0.0 && r1 < 0.0;
             slopes.push(fit);
@@ -312,7 +342,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .collect();
     CheckRecord {
         name: "srfca_refine_misclustering".into(),
-        claim: "one REFINE step cuts SR-FCA's misclustering: Pr[C₁ ≠ C*] < Pr[C₀ ≠ C*] and Pr[C₁ ≠ C*] ≤ C·q₀(n) (ONE_SHOT's per-client error, i.e. p/m), decaying in n at ONE_SHOT's exponential rate".into(),
+        claim: "one REFINE step cuts SR-FCA's misclustering: Pr[C₁ ≠ C*] < Pr[C₀ ≠ C*] and Pr[C₁ ≠ C*] ≤ C·q₀(n) (ONE_SHOT's per-client error, i.e. p/m), decaying in n at least at ONE_SHOT's exponential rate".into(),
         source: "SR-FCA (Vardhan, Ghosh, Mazumdar 2024) Theorem 4.8 and Remark 4.9, with Lemma 4.6; the misclustering premise of Theorem 4.14".into(),
         statistic: worst,
         bound: 1.0,
@@ -324,9 +354,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("C ≠ C*: not exactly k clusters, or a client unassigned or in a cluster whose majority label is not its own (Def. 3.1); q̂ = misclustered clients / (reps·m)"),
             format!("non-vacuity: points with P̂[C₀ ≠ C*] ≥ ½: {nontrivial} (need ≥ {MIN_BITING})"),
             format!("test 1 (sign test, pooled): REFINE fixed {fixed} replicates and broke {broken}; reject H₀ 'broken ≥ fixed' at α = {ALPHA} when broken ≤ {} — {}", crit1.map_or("none (too few discordant replicates)".into(), |c| c.to_string()), if test1 { "rejected (REFINE helps)" } else { "NOT rejected" }),
-            format!("test 2: C = max calibration P̂₁/q̂₀ = {c_raw:.4} (n ∈ {CAL_N:?}, points with ≥ {MIN_COUNT} failures) × {SAFETY} = {c:.4}; binomial tests of #(C₁ ≠ C*) against min(1, C q̂₀) at α = {ALPHA}/{} each; rejected: {rejected:?}; statistic = max count/critical = {worst:.4}", val.len()),
+            format!("test 2: C = max calibration P̂₁/q̂₀ = {c_raw:.4} (n ∈ {CAL_N:?}, points with ≥ {MIN_COUNT} failures) × {SAFETY} = {c:.4}; binomial tests of #(C₁ ≠ C*) against min(1, C q̂₀) at α₂ = {:.2e}/{} each (Bonferroni); rejected: {rejected:?}; statistic = max count/critical = {worst:.4}", test_alpha(), val.len()),
             format!("test 2 applied to ONE_SHOT (#(C₀ ≠ C*) against the same bound; must reject at ≥ {MIN_BITING} points): rejected at {}: {one_shot_rejected:?}", one_shot_rejected.len()),
-            format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {} (relative tolerance {RATE_TOL})", r0.map_or("n/a".into(), |r| format!("{r:.4}")), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{r:.4}"))),
+            format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {}; one-sided (Theorem 4.8 is an upper bound with Lemma 4.6's exponent): slope₁ ≤ slope₀ + t_(29, 1−α₃) × {RATE_DIFF_SD} × √(1 + 1/30) = slope₀ + {:.3}, SD of slope₁ − slope₀ across {RATE_DIFF_SEEDS} held-out master seeds 1001..1030, α₃ = {:.2e}", r0.map_or("n/a".into(), |r| format!("{r:.4}")), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{r:.4}")), rate_tolerance(), test_alpha()),
+            format!("false-failure probability of the check: α = α₂ + α₃ = {:.2e} (1% / #checks); test 1 (level {ALPHA}, a false-pass rate) and non-vacuity are power requirements", check_alpha()),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation: {}", val.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("ratios P̂₀/q̂₀ (ONE_SHOT, up to m = {CLIENTS}): {}", fmt_list(&sorted.iter().filter(|p| p.wrong0 > 0).map(|p| p.p0() / p.q0()).collect::<Vec<_>>())),

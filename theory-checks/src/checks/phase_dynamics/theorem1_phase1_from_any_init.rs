@@ -25,11 +25,14 @@
 //! trial fails if eq. 4 or eq. 5 fails or Phase 1 finds fewer than k clusters.
 //!
 //! Test: we claim a per-trial failure probability ≤ [`CLAIMED_FAILURE`] and reject at level
-//! [`ALPHA`] when the failure count exceeds [`binomial_upper_critical`]. Statistic: failures;
+//! α = [`check_alpha`] (the check's share of the suite's 1% false-failure probability) when the
+//! failure count exceeds [`binomial_upper_critical`]. Statistic: failures;
 //! bound: the critical count. Sabotage: `T = 0` iterations.
 
 use super::support::{child, random_unit, Mixture};
-use crate::framework::{binomial_upper_critical, CheckConfig, CheckRecord, Figure, Series};
+use crate::framework::{
+    binomial_upper_critical, check_alpha, CheckConfig, CheckRecord, Figure, Series,
+};
 use fedmix::algorithms::fedmd::{run_fedmd, FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::metrics::{bottleneck_distance, separation};
 use fedmix::rng::{stream, Purpose};
@@ -42,8 +45,6 @@ pub const EPSILON: f64 = 0.2;
 pub const EPSILON_STOP: f64 = 0.1;
 /// Claimed per-trial failure probability.
 pub const CLAIMED_FAILURE: f64 = 0.05;
-/// Level of the binomial test.
-pub const ALPHA: f64 = 0.05;
 /// Phase 1 iterations `T`.
 pub const ITERATIONS: usize = 8;
 const K: usize = 3;
@@ -172,7 +173,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     }
     let n = trials.len() as u64;
     let failures = trials.iter().filter(|t| !t.ok).count() as u64;
-    let critical = binomial_upper_critical(n, CLAIMED_FAILURE, ALPHA);
+    let critical = binomial_upper_critical(n, CLAIMED_FAILURE, check_alpha());
     let worst_sup = trials.iter().map(|t| t.sup_error).fold(0.0, f64::max);
     let worst_dist = trials.iter().map(|t| t.phase1_distance).fold(0.0, f64::max);
     let failed_names: Vec<String> = trials
@@ -218,7 +219,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         details: vec![
             format!("k = {K}, d = {D}, σ = {SIGMA}, θ*_j = (Δ/√2)e_j, Δ = {DELTA}; {CLIENTS} clients × {SAMPLES} samples + {CANDIDATES} anchor candidates × {CANDIDATE_SAMPLES}; labels i mod k; practical FedMD (all-pairs, SVD), n_H = ⌈log N / p_min⌉, T = {iters}, ε_stop = {EPSILON_STOP}, claim ε = {EPSILON}"),
             format!("{data_seeds} data seeds (child(seed, 22, s)) × {} starts (8 adversarial + {random} uniform in the ball of radius R = 2 max‖θ*_j‖) = {n} trials", 8 + random),
-            format!("failures {failures} of {n}; binomial test of P[failure] ≤ {CLAIMED_FAILURE} at α = {ALPHA}: reject above {critical}"),
+            format!("failures {failures} of {n}; binomial test of P[failure] ≤ {CLAIMED_FAILURE} at α = {:.2e} (the check's false-failure probability, 1% / #checks): reject above {critical}", check_alpha()),
             format!("worst sup_i ‖θ_(i,T) − θ*_(z_i)‖/Δ = {worst_sup:.4}; worst d(θ̂, θ*)/Δ = {worst_dist:.4}"),
             format!("failing starts: {failed_names:?}"),
             if cfg.sabotage { "SABOTAGED: T = 0 iterations".into() } else { format!("T = {ITERATIONS}") },

@@ -2,7 +2,7 @@
 //! started within `εΔ` of θ*, Phase 2 contracts `d(θ_t, θ*) ≤ (1 − C₁sηρ/κ) d(θ_{t−1}, θ*) +
 //! C₂sησν log(e/ν)` — geometrically, at a rate whose gap `1 − r` grows like `sηρ/κ`.
 //!
-//! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, σ = 0.01, M = 200 clients × 50
+//! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (Δ = 1), `Σ = I`, σ = [`SIGMA`], M = 200 clients × 50
 //! samples; cluster 0 holds the first `ρM` clients (so `ρ = min_j N_j/N` exactly). Start:
 //! `θ_0 = θ* + εΔ U` (ε = 0.1, random unit columns `U`). Each round is the library's
 //! [`phase2_round`] (eq. 8 clustering, FedAvg with s local steps, `n_i/N` aggregation);
@@ -12,16 +12,37 @@
 //! least-squares error `max_j ‖θ̂^LS_j − θ*_j‖`), whichever comes first; a point whose transient
 //! decays by less than [`MIN_DECAY_NATS`] fails.
 //!
+//! The minimum decay is a validity condition of the rate *measurement* (a slope fitted on a
+//! transient shorter than a nat is dominated by the approach to the floor), not something
+//! Theorem 2 asserts: eq. 9's rate `1 − C₁sηρ/κ` does not involve σ, which enters only the
+//! additive floor `C₂sησν log(e/ν)` — and the oracle floor `max_j ‖θ̂^LS_j − θ*_j‖ ≈ σ√(d/N_j)`
+//! is largest for the smallest cluster. Decision: σ is chosen so that the floor stop never
+//! truncates the transient: at ρ = 0.01 (N₀ = 2 × 50 samples) `FLOOR_FACTOR · σ√(d/N₀) ≈ 2e−3`
+//! lies 1.8 nats below the `DECAY_NATS` stop `εΔe^{−2} ≈ 1.4e−2`, so every point's window is the
+//! same 2 nats of geometric decay. (With σ = 0.01 the floor stop sat at `εΔ e^{−1.5}` at
+//! ρ = 0.01 and, at some seeds, above `εΔ e^{−1}`.)
+//!
 //! Checks: one constant c (calibrated on three (s, η, ρ) points as the smallest
 //! `(1 − r)κ/(sηρ)`, ÷ [`SAFETY`]) satisfies `1 − r ≥ c sηρ/κ` on three validation sweeps, each
 //! spanning two orders of magnitude in one factor — s ∈ [1, 100] (η = 0.002, so κ ≤ 1.2),
-//! ρ ∈ [0.01, 0.5] (η = 0.2, s = 1), η ∈ [0.004, 0.4] (s = 1, κ = 1) — and the log–log slope of
-//! `1 − r` on each factor is 1 ± [`SLOPE_TOL`]. Statistic: the largest `(sηρ/κ)/(1 − r)` over
-//! the validation points, against `1/c`. Sabotage: predicted exponent 2 in s.
+//! ρ ∈ [0.01, 0.5] (η = 0.2, s = 1), η ∈ [0.004, 0.4] (s = 1, κ = 1) — and log–log slopes of
+//! `1 − r`: on ρ and on η exactly 1 (two-sided); on s, the two sides of Lemma 7 (SXY22 App. E.1;
+//! `s/κ_i ≤ λ(P_i) ≤ s`): `c α s N_j/(κN) ≤ λ_min(K_j) ≤ λ_max(K_j) ≤ C β s N_j/N`, so the gap
+//! grows at least like `s/κ` (slope on `s/κ` ≥ 1) and at most like `s` (slope on s ≤ 1) — κ
+//! rises from 1 to ≈ 1.2 over the s-sweep and the measured slopes sit between (≈ 1.02 on s/κ,
+//! ≈ 0.98 on s at held-out seeds), so neither is exactly 1. Statistic: the largest
+//! `(sηρ/κ)/(1 − r)` over the validation points, against `1/c`. Sabotage: predicted exponent 2
+//! in s (the `s/κ` test).
+//!
+//! Tolerances: one-sided or two-sided prediction intervals ([`prediction_tolerance`]) from the
+//! slopes' SDs over the held-out master seeds 1001..1020 ([`SLOPE_SDS`]), each test at a quarter
+//! of the check's false-failure probability [`check_alpha`]; the constant test (÷ [`SAFETY`]
+//! margin) and the minimum-decay validity condition have no stated α.
 
 use super::support::{child, fmt_list, random_unit, Mixture};
 use crate::framework::{
-    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+    calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
+    CheckRecord, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::{phase2_round, LocalSolver, Phase2Params};
 use fedmix::federation::Federation;
@@ -31,8 +52,20 @@ use nalgebra::{DMatrix, DVector};
 
 /// Safety factor on c (c is divided by it).
 pub const SAFETY: f64 = 2.0;
-/// Tolerance on the log–log slopes of `1 − r` on s, ρ, η.
-pub const SLOPE_TOL: f64 = 0.2;
+/// Sample SDs across master seeds of the slopes of `1 − r` on s/κ, on s, on ρ and on η, over
+/// [`SLOPE_SD_SEEDS`] held-out seeds 1001..1020 (quick profile; means 1.018, 0.978, 1.012,
+/// 1.000; ranges 1.006..1.033, 0.967..0.992, 0.950..1.070, 0.994..1.008).
+pub const SLOPE_SDS: [f64; 4] = [0.0080, 0.0068, 0.0338, 0.0039];
+/// Number of held-out seeds behind [`SLOPE_SDS`].
+pub const SLOPE_SD_SEEDS: usize = 20;
+
+/// Tolerances of the four slope tests (s/κ at least, s at most, ρ and η two-sided), each at a
+/// quarter of the check's α.
+pub fn slope_tolerances() -> [f64; 4] {
+    let a = check_alpha() / 4.0;
+    let two_sided = [false, false, true, true];
+    std::array::from_fn(|i| prediction_tolerance(SLOPE_SDS[i], SLOPE_SD_SEEDS, a, two_sided[i]))
+}
 /// The fit window ends once the error has fallen by this many nats…
 pub const DECAY_NATS: f64 = 2.0;
 /// …or reaches this multiple of the noise floor.
@@ -41,7 +74,9 @@ pub const FLOOR_FACTOR: f64 = 10.0;
 pub const MIN_DECAY_NATS: f64 = 1.0;
 const K: usize = 2;
 const D: usize = 5;
-const SIGMA: f64 = 0.01;
+/// Noise σ: small enough that the noise floor never ends a transient before
+/// [`DECAY_NATS`] (see the module docs); Theorem 2's rate does not depend on it.
+pub const SIGMA: f64 = 0.001;
 const CLIENTS: usize = 200;
 const SAMPLES: usize = 50;
 const EPSILON: f64 = 0.1;
@@ -130,9 +165,9 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
     }
 }
 
-fn slope_of(fits: &[Fit], f: impl Fn(&Setting) -> f64) -> f64 {
+fn slope_of(fits: &[Fit], f: impl Fn(&Fit) -> f64) -> f64 {
     loglog_fit(
-        &fits.iter().map(|x| f(&x.setting)).collect::<Vec<_>>(),
+        &fits.iter().map(f).collect::<Vec<_>>(),
         &fits.iter().map(|x| x.gap).collect::<Vec<_>>(),
     )
     .0
@@ -174,6 +209,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .collect()
     };
     let cal = run_all(&calib, 0);
+    let s_raw_slope = |fits: &[Fit]| slope_of(fits, |f| f.setting.s as f64);
     let s_fits = run_all(
         &s_grid
             .iter()
@@ -215,24 +251,35 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         SAFETY,
     );
     let c = 1.0 / inv_c;
+    let tol = slope_tolerances();
     let slopes = vec![
         SlopeFit {
-            parameter: "s (η = 0.002, ρ = 0.5)".into(),
-            slope: slope_of(&s_fits, |s| s.s as f64),
+            parameter: "s/κ (η = 0.002, ρ = 0.5; Lemma 7 lower side)".into(),
+            slope: slope_of(&s_fits, |f| f.setting.s as f64 / f.kappa),
             predicted: if cfg.sabotage { 2.0 } else { 1.0 },
-            tolerance: SLOPE_TOL,
+            tolerance: tol[0],
+            side: Side::AtLeast,
+        },
+        SlopeFit {
+            parameter: "s (η = 0.002, ρ = 0.5; Lemma 7 upper side)".into(),
+            slope: s_raw_slope(&s_fits),
+            predicted: 1.0,
+            tolerance: tol[1],
+            side: Side::AtMost,
         },
         SlopeFit {
             parameter: "ρ (s = 1, η = 0.2)".into(),
-            slope: slope_of(&rho_fits, |s| s.rho),
+            slope: slope_of(&rho_fits, |f| f.setting.rho),
             predicted: 1.0,
-            tolerance: SLOPE_TOL,
+            tolerance: tol[2],
+            side: Side::Both,
         },
         SlopeFit {
             parameter: "η (s = 1, ρ = 0.5)".into(),
-            slope: slope_of(&eta_fits, |s| s.eta),
+            slope: slope_of(&eta_fits, |f| f.setting.eta),
             predicted: 1.0,
-            tolerance: SLOPE_TOL,
+            tolerance: tol[3],
+            side: Side::Both,
         },
     ];
     let short: Vec<String> = cal
@@ -269,8 +316,9 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("validation ρ-sweep: {}", rho_fits.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation η-sweep: {}", eta_fits.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("transients shorter than {MIN_DECAY_NATS} nats: {short:?}"),
+            format!("slope tolerances {} (s/κ ≥, s ≤, ρ ±, η ±): prediction intervals t_(19, ·) × SD × √(1 + 1/20) from the SDs {SLOPE_SDS:?} over {SLOPE_SD_SEEDS} held-out master seeds 1001..1020, each at α/4; false-failure probability of the slope tests α = {:.2e} (1% / #checks); κ over the s-sweep {:.3}..{:.3}; the constant test (÷ {SAFETY}) has no stated α", fmt_list(&tol), check_alpha(), s_fits.first().map_or(f64::NAN, |f| f.kappa), s_fits.last().map_or(f64::NAN, |f| f.kappa)),
             format!("first path (s-sweep, s = {}): {}", s_grid[0], fmt_list(&s_fits[0].path.iter().step_by((s_fits[0].path.len() / 8).max(1)).copied().collect::<Vec<_>>())),
-            if cfg.sabotage { "SABOTAGED: predicted exponent 2 in s".into() } else { "predicted exponent 1 in s, ρ, η".into() },
+            if cfg.sabotage { "SABOTAGED: predicted exponent 2 in s/κ".into() } else { "predicted exponent 1 in ρ, η; between s/κ and s in s".into() },
         ],
         figure: Some(Figure {
             title: "Theorem 2: Phase 2 contraction gap 1 − r vs sηρ/κ".into(),

@@ -14,13 +14,25 @@
 //! the first ρM clients, θ₀ random (`N(0, I/d)`).
 //!
 //! Check: the ratio `d(θ̂, θ*) / ((σκ/ρ) ν log(e/ν))` is bounded by one constant — calibrated
-//! on three (σ, M, ρ) points × [`SAFETY`], validated on sweeps of σ (two orders of magnitude),
+//! on three (σ, M, ρ) points × [`safety`], validated on sweeps of σ (two orders of magnitude),
 //! M (two orders) and ρ — and the log–log slope of the final error on σ is the bound's exponent
-//! 1 ± [`SLOPE_TOL`]. Sabotage: the σ factor is dropped from the bound (predicted exponent 0).
+//! 1 ± [`slope_tolerance`]. Sabotage: the σ factor is dropped from the bound (predicted
+//! exponent 0).
+//!
+//! The σ-sweep stays at σ ≤ 0.3Δ. Theorem 3 assumes the conditions of Theorem 1, whose Phase 1
+//! must bring every anchor within εΔ (ε < ¼) of its centre so that the Δ/2 rule separates the
+//! clusters (SXY22 §3, Theorem 1, eq. 4); by Prop. 2 (eq. 20) a moment-descent step only makes
+//! progress while `‖Σ_j(θ*_j − θ_t)‖² ≳ (δ_t² + σ²)(ξ₁/p_j + ξ₂)`, so the sample sizes hidden
+//! in eq. 3's Ω̃ grow with (σ/(εΔ))⁴. At the fixed n_i = 100 of this check that fails near
+//! σ = Δ: the anchors of the two clusters come within Δ/2 of one another and Phase 1 returns a
+//! single component (a typed error; the run has no estimate). Measured over master seeds
+//! 2001..2040 at M = 100, ρ = ½: Phase 1 failed in 0/40 runs at σ ∈ {0.2, 0.3, 0.5}Δ, 1/40 at
+//! 0.7Δ and 6/40 at Δ — a point outside the theorem's premise, not a bound violation.
 
 use super::support::{child, Mixture};
 use crate::framework::{
-    calibrate_then_validate, loglog_fit, CheckConfig, CheckRecord, Figure, Series, SlopeFit,
+    calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
+    CheckRecord, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
@@ -35,10 +47,39 @@ pub const NU_C_VC: f64 = 1.0;
 pub const ROUNDS_FACTOR: f64 = 10.0;
 /// Phase 2 step: `η = ETA_GAMMA / max_i ‖φ_i‖²/n_i` (γ = 0.25 ⇒ κ ≈ 1.64 for s = 5).
 pub const ETA_GAMMA: f64 = 0.25;
-/// Safety factor on the calibrated constant.
-pub const SAFETY: f64 = 2.0;
-/// Tolerance on the slope of the final error on σ.
-pub const SLOPE_TOL: f64 = 0.15;
+/// Mean and sample SD of `ln(worst validation ratio / largest calibration ratio)` across the
+/// [`SLOPE_SD_SEEDS`] held-out master seeds 1001..1020 (quick profile; the ratio ranged
+/// 0.54..1.70). Every point is one run, and its error is dominated by least-squares noise
+/// (relative SD ≈ 0.3 for a χ-like norm in d = 5), so the ratio of a maximum over 13 points to
+/// a maximum over 3 points varies by a factor of about 1.4 (e^0.32) from seed to seed.
+pub const LOG_RATIO_MEAN: f64 = 0.135;
+/// See [`LOG_RATIO_MEAN`].
+pub const LOG_RATIO_SD: f64 = 0.324;
+
+/// Safety factor on the calibrated constant, derived from the seed-to-seed variability of the
+/// worst-validation / calibration ratio: `exp(mean + one-sided prediction tolerance)` of its
+/// logarithm at half the check's α ([`prediction_tolerance`]). (At a factor of 2 — not derived
+/// — the constant test failed at master seed 6: the M = 10 point's ratio was 2.08 × the
+/// calibration maximum.)
+pub fn safety() -> f64 {
+    (LOG_RATIO_MEAN
+        + prediction_tolerance(LOG_RATIO_SD, SLOPE_SD_SEEDS, check_alpha() / 2.0, false))
+    .exp()
+}
+/// Sample SD of the fitted σ-slope across the [`SLOPE_SD_SEEDS`] held-out master seeds
+/// 1001..1020 (disjoint from the seeds the check is judged on; quick profile): mean 0.980,
+/// SD 0.052, range 0.867..1.081.
+pub const SLOPE_SD: f64 = 0.052;
+/// Number of held-out seeds behind [`SLOPE_SD`].
+pub const SLOPE_SD_SEEDS: usize = 20;
+
+/// Tolerance on the slope of the final error on σ (SXY22 Theorem 3, eq. 18: exponent 1 in σ):
+/// the two-sided prediction interval [`prediction_tolerance`] from [`SLOPE_SD`] at half the
+/// check's share [`check_alpha`] of the suite's false-failure probability (the other half goes
+/// to the constant test, [`safety`]).
+pub fn slope_tolerance() -> f64 {
+    prediction_tolerance(SLOPE_SD, SLOPE_SD_SEEDS, check_alpha() / 2.0, true)
+}
 const K: usize = 2;
 const D: usize = 5;
 const SAMPLES: usize = 100;
@@ -62,6 +103,8 @@ struct Outcome {
     kappa: f64,
     rounds: usize,
     secs: f64,
+    /// Why the run has no estimate (then `error` is ∞).
+    failure: Option<String>,
 }
 
 /// ν of eq. 10 with the stated constants.
@@ -106,11 +149,13 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
         cfg: rc,
         init: None,
     };
-    let error = alg
-        .run_detailed(&fed, seed, &mut Recorder::quiet())
-        .ok()
-        .and_then(|(out, _)| bottleneck_distance(&out.theta_hat, &ts).ok())
-        .map_or(f64::INFINITY, |a| a.value);
+    let (error, failure) = match alg.run_detailed(&fed, seed, &mut Recorder::quiet()) {
+        Ok((out, _)) => match bottleneck_distance(&out.theta_hat, &ts) {
+            Ok(a) => (a.value, None),
+            Err(e) => (f64::INFINITY, Some(e.to_string())),
+        },
+        Err(e) => (f64::INFINITY, Some(e.to_string())),
+    };
     let sigma_factor = if cfg.sabotage { 1.0 } else { st.sigma };
     Outcome {
         st: Setting { rho, ..st },
@@ -120,6 +165,7 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
         kappa,
         rounds,
         secs: started.elapsed().as_secs_f64(),
+        failure,
     }
 }
 
@@ -143,8 +189,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         },
     ];
     let sig_grid: Vec<f64> = cfg.pick(
-        vec![0.003, 0.03, 0.3, 1.0],
-        vec![0.003, 0.01, 0.03, 0.1, 0.3, 1.0],
+        vec![0.003, 0.01, 0.03, 0.1, 0.3],
+        vec![0.002, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3],
     );
     let m_grid: Vec<usize> = cfg.pick(vec![10, 100, 1000], vec![10, 30, 100, 300, 1000, 3000]);
     let rho_grid: Vec<f64> = cfg.pick(vec![0.5, 0.2], vec![0.5, 0.35, 0.2, 0.1]);
@@ -193,7 +239,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let (c, worst) = calibrate_then_validate(
         &cal.iter().map(pair).collect::<Vec<_>>(),
         &val.iter().map(|o| pair(o)).collect::<Vec<_>>(),
-        SAFETY,
+        safety(),
     );
     let (slope, _) = loglog_fit(
         &sig.iter().map(|o| o.st.sigma).collect::<Vec<_>>(),
@@ -203,13 +249,15 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         parameter: "σ (final error; M = 100, ρ = 0.5)".into(),
         slope,
         predicted: if cfg.sabotage { 0.0 } else { 1.0 },
-        tolerance: SLOPE_TOL,
+        tolerance: slope_tolerance(),
+        side: Side::Both,
     }];
     let passed = worst <= c && slopes.iter().all(SlopeFit::ok);
     let row = |o: &Outcome| {
         format!(
-            "(σ={}, M={}, ρ={:.2}): error {:.3e}, ν = {:.3e}, κ = {:.3}, T' = {}, ratio {:.3e} ({:.2} s)",
-            o.st.sigma, o.st.m, o.st.rho, o.error, o.nu, o.kappa, o.rounds, o.error / o.shape, o.secs
+            "(σ={}, M={}, ρ={:.2}): error {:.3e}, ν = {:.3e}, κ = {:.3}, T' = {}, ratio {:.3e} ({:.2} s){}",
+            o.st.sigma, o.st.m, o.st.rho, o.error, o.nu, o.kappa, o.rounds, o.error / o.shape, o.secs,
+            o.failure.as_ref().map_or(String::new(), |e| format!(" — run failed: {e}"))
         )
     };
     let all: Vec<&Outcome> = cal.iter().chain(val.iter().copied()).collect();
@@ -231,7 +279,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA}, Σ = I, n_i = {SAMPLES}, cluster 0 = first ρM clients; two-phase: practical Phase 1 (T = {PHASE1_ITERATIONS}, n_H = ⌈log N / p_min⌉), Phase 2 FedAvg s = {LOCAL_STEPS}, γ = {ETA_GAMMA}, T' = ⌈{ROUNDS_FACTOR} κ/(sηρ) ln(Δ/ν)⌉; seeds child(seed, 28, ·)"),
             format!("ν (eq. 10) with stated c_e = {NU_C_PE}, C_ν = {NU_C_VC}"),
-            format!("C = max calibration ratio × {SAFETY} = {c:.4e}; worst validation ratio {worst:.4e}"),
+            format!("σ-sweep up to 0.3Δ: Theorem 3 assumes Theorem 1's Phase 1 premise (anchors within Δ/4), which fails near σ = Δ at n_i = {SAMPLES} (Phase 1 merged the clusters in 6/40 runs at σ = Δ, 0/40 at σ ≤ 0.5Δ; seeds 2001..2040)"),
+            format!("slope tolerance {:.3} = t_(19, 1−α/4) × SD × √(1 + 1/20), SD = {SLOPE_SD} of the σ-slope over {SLOPE_SD_SEEDS} held-out master seeds 1001..1020 (a prediction interval for a new seed; SXY22 Theorem 3, eq. 18: exponent 1 in σ)", slope_tolerance()),
+            format!("safety factor {:.3} = exp({LOG_RATIO_MEAN} + t_(19, 1−α/2) × {LOG_RATIO_SD} × √(1 + 1/20)): one-sided prediction bound of ln(worst validation ratio / max calibration ratio) over the same held-out seeds", safety()),
+            format!("false-failure probability of the check: α = {:.2e} (1% / #checks), half to the slope test, half to the constant test", check_alpha()),
+            format!("C = max calibration ratio × {:.3} = {c:.4e}; worst validation ratio {worst:.4e}", safety()),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation σ-sweep: {}", sig.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation M-sweep: {}", mm.iter().map(row).collect::<Vec<_>>().join("; ")),
