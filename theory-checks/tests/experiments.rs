@@ -53,7 +53,8 @@ fn cells(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Every merged output file (figures JSON + SVG) and every cell, as bytes.
+/// Every merged output file (figures JSON + SVG) and every cell, as bytes — except the merged
+/// JSON's `provenance.wall_seconds`, the one number that depends on when and how it ran.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let figs = dir.join("figures");
     let mut files: Vec<PathBuf> = cells(dir);
@@ -66,10 +67,17 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
         .into_iter()
         .map(|p| {
-            (
-                p.strip_prefix(dir).unwrap().display().to_string(),
-                std::fs::read(&p).unwrap(),
-            )
+            let mut bytes = std::fs::read(&p).unwrap();
+            if p.starts_with(&figs) && p.extension().is_some_and(|x| x == "json") {
+                let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                let wall = v
+                    .pointer_mut("/provenance/wall_seconds")
+                    .expect("provenance");
+                assert!(wall.as_f64().is_some_and(|w| w >= 0.0));
+                *wall = serde_json::Value::Null;
+                bytes = serde_json::to_vec(&v).unwrap();
+            }
+            (p.strip_prefix(dir).unwrap().display().to_string(), bytes)
         })
         .collect()
 }
