@@ -379,19 +379,26 @@ fn robustness_markdown(
     md
 }
 
-fn run_experiments(args: &Args) -> Result<(), String> {
-    let (_, _, work_root) = dirs(args);
-    let files = experiments::experiment_files(&args.experiments)?;
-    let mut timings = Vec::new();
-    for file in files {
+/// The experiment files of `--experiments`, those named by `--only` when it is given.
+fn selected_experiments(args: &Args) -> Result<Vec<Experiment>, String> {
+    let mut out = Vec::new();
+    for file in experiments::experiment_files(&args.experiments)? {
         let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
         if args
             .only
             .as_deref()
-            .is_some_and(|o| !o.split(',').any(|x| x == e.name))
+            .is_none_or(|o| o.split(',').any(|x| x == e.name))
         {
-            continue;
+            out.push(e);
         }
+    }
+    Ok(out)
+}
+
+fn run_experiments(args: &Args) -> Result<(), String> {
+    let (_, _, work_root) = dirs(args);
+    let mut timings = Vec::new();
+    for e in selected_experiments(args)? {
         let plan = e.plan(&args.profile).map_err(|e| e.to_string())?;
         let work = work_root.join(&e.name);
         let started = std::time::Instant::now();
@@ -423,15 +430,7 @@ fn write_report(args: &Args, timings: &[(String, (f64, usize))]) -> Result<(), S
     let figures = docs.join("experiments");
     let mut entries = Vec::new();
     let mut loaded = std::collections::BTreeMap::new();
-    for file in experiments::experiment_files(&args.experiments)? {
-        let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
-        if args
-            .only
-            .as_deref()
-            .is_some_and(|o| !o.split(',').any(|x| x == e.name))
-        {
-            continue;
-        }
+    for e in selected_experiments(args)? {
         let work = work_root.join(&e.name);
         if !work.join("plan.json").exists() {
             entries.push((e, None));
