@@ -5,12 +5,12 @@
 //!
 //! Statistics (all per data seed, then a percentile bootstrap over seeds, 4000 resamples from a
 //! fixed seed, so the ledger is a deterministic function of the cells):
-//! - **Phase 2 contraction rate** λ of a trace `d_t = d(θ_t, θ*)`: with `f` the series' own floor
-//!   (median of its last 10 % of rounds) and the excess `e_t = d_t − f`, λ is minus the
-//!   least-squares slope of `ln e_t` on `t` over the Phase 2 rounds with `0.2 f ≤ e_t ≤ ½ max e`
-//!   (the linear regime of SXY22 Theorem 2, eq. 9: `d_t − floor ≤ (1 − C₁sηρ/κ)^t (d_0 − floor)`,
-//!   so `λ ≈ C₁sηρ/κ`). A trace with fewer than 4 rounds in that window, or not converged (its
-//!   last 10 % still moves by more than 1 %), has no rate.
+//! - **Phase 2 contraction rate** λ of a trace `d_t = d(θ_t, θ*)`: minus the least-squares slope
+//!   of `ln(d_t − d_{t+5})` on `t` over the Phase 2 rounds from where that difference has fallen
+//!   below half its maximum (past the relabelling transient) until it falls below 1e-4·d_t (SXY22
+//!   Theorem 2, eq. 9: `d_t − floor ≤ (1 − C₁sηρ/κ)^t (d_0 − floor)`, so `λ ≈ C₁sηρ/κ`; the
+//!   differences remove the unknown floor, so a trace need not have converged). A trace with
+//!   fewer than 4 rounds in that window has no rate.
 //! - **Ratios** (final error / oracle's final error, rates of two settings) are averaged on the
 //!   log scale (geometric mean), so a ratio and its inverse get symmetric intervals.
 //! - **Success probabilities** (IFCA Fig. 3) use the Wilson 95 % interval.
@@ -74,6 +74,9 @@ impl Estimate {
 }
 
 const BOOTSTRAP: usize = 4000;
+
+/// Seeds an estimate needs before its row gets a verdict.
+const MIN_SEEDS: usize = 10;
 
 /// Percentile bootstrap of `stat` over resampled `groups` (each group resampled with
 /// replacement independently; for one group, the usual bootstrap over seeds).
@@ -140,29 +143,29 @@ pub fn ratio_of_means_ci(a: &[f64], b: &[f64], seed: u64) -> Estimate {
     bootstrap(&[a, b], |g| mean(&g[0]) / mean(&g[1]), seed)
 }
 
+/// Lag of the differences in [`contraction_rate`].
+const LAG: usize = 5;
+
 /// Phase 2 contraction rate λ of a trace (module docs), `None` when it has none.
 pub fn contraction_rate(s: &SeriesResult) -> Option<f64> {
     if s.error.is_some() {
         return None;
     }
     let d: Vec<f64> = s.distance.iter().map(|x| x.unwrap_or(f64::NAN)).collect();
-    let t_total = d.len();
-    if t_total < 20 || d.iter().any(|x| !x.is_finite()) {
+    if d.len() < s.phase1_rounds + 4 * LAG || d.iter().any(|x| !x.is_finite()) {
         return None;
     }
-    let tail = &d[t_total - t_total / 10..];
-    let mut sorted = tail.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let f = sorted[sorted.len() / 2];
-    if (tail[0] - tail[tail.len() - 1]).abs() > 0.01 * f {
-        return None;
-    }
+    // Differences at lag h: for d_t = f + A e^{−λt}, d_t − d_{t+h} = A (1 − e^{−λh}) e^{−λt},
+    // so ln(d_t − d_{t+h}) has slope −λ whatever the floor f, converged or not.
+    let diff: Vec<f64> = (0..d.len() - LAG).map(|t| d[t] - d[t + LAG]).collect();
     let p1 = s.phase1_rounds;
-    let e: Vec<f64> = d.iter().map(|x| x - f).collect();
-    let emax = e[p1..].iter().copied().fold(0.0, f64::max);
-    let pts: Vec<(f64, f64)> = (p1..t_total)
-        .filter(|&t| e[t] >= 0.2 * f && e[t] <= 0.5 * emax)
-        .map(|t| (t as f64, e[t].ln()))
+    let dmax = diff[p1..].iter().copied().fold(0.0, f64::max);
+    // The linear regime: after the relabelling transient (the difference has fallen below half
+    // its Phase 2 maximum), while the decrease is still resolvable (≥ 1e-4 relative per lag).
+    let start = (p1..diff.len()).find(|&t| diff[t] > 0.0 && diff[t] <= 0.5 * dmax)?;
+    let pts: Vec<(f64, f64)> = (start..diff.len())
+        .take_while(|&t| diff[t] > 1e-4 * d[t])
+        .map(|t| (t as f64, diff[t].ln()))
         .collect();
     if pts.len() < 4 {
         return None;
@@ -710,8 +713,16 @@ pub fn ledger(loaded: &BTreeMap<String, Loaded>) -> (String, Vec<Row>) {
     srfca_rows(loaded, &mut rows);
     // A row whose statistic had no seed cannot carry a verdict.
     for r in &mut rows {
+        let fewest = r
+            .measured
+            .split("(n = ")
+            .skip(1)
+            .filter_map(|t| t.split(')').next()?.parse::<usize>().ok())
+            .min();
         if r.measured.contains("(no seed)") || r.measured.contains(" on 0/0 seeds") {
             r.verdict = "not measured yet (cells missing)".into();
+        } else if fewest.is_some_and(|n| n < MIN_SEEDS) {
+            r.verdict = format!("not measured yet (fewer than {MIN_SEEDS} seeds)");
         }
     }
     let mut md = String::from(
@@ -883,15 +894,19 @@ mod tests {
     /// trace that has not converged.
     #[test]
     fn contraction_rate_of_an_exponential() {
-        for lambda in [0.03, 0.05, 0.2] {
+        for lambda in [0.01, 0.05, 0.2] {
             let d: Vec<f64> = (0..400)
                 .map(|t| 0.02 + 1.0 * (-lambda * t as f64).exp())
                 .collect();
             let r = contraction_rate(&trace(d, 0)).expect("rate");
             assert!((r - lambda).abs() < 1e-3 * lambda + 1e-12, "{lambda}: {r}");
         }
-        let slow: Vec<f64> = (0..400).map(|t| 0.02 + (-0.001 * t as f64).exp()).collect();
-        assert!(contraction_rate(&trace(slow, 0)).is_none());
+        // A trace far from its floor after 400 rounds still has its rate (differences remove the
+        // floor); a flat trace has none.
+        let slow: Vec<f64> = (0..400).map(|t| 0.02 + (-0.004 * t as f64).exp()).collect();
+        let r = contraction_rate(&trace(slow, 0)).expect("rate");
+        assert!((r - 0.004).abs() < 1e-6, "{r}");
+        assert!(contraction_rate(&trace(vec![0.5; 400], 0)).is_none());
     }
 
     /// The bootstrap interval of a mean covers it and shrinks with n; the geometric mean of
