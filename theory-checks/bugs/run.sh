@@ -9,6 +9,9 @@
 #   --results F  markdown table (default theory-checks/bugs/RESULTS.md for a full run at the
 #                default seed, /tmp/bugrun-results.md otherwise)
 #   --baseline   also run the unpatched code first (one extra row, "(none)")
+#   --timeout S  give up on a check run after S seconds (default 1800; a bug that makes a
+#                convergence loop run to its cap is slow, not hung — the quick profile's
+#                longest observed run under a bug was 403 s)
 # Logs and check outputs go to /tmp/bugrun-<bug>/ (the repository's docs/ is never written).
 set -euo pipefail
 
@@ -18,13 +21,15 @@ CATALOGUE=theory-checks/bugs/catalogue.toml
 SEED=20221
 RESULTS=
 BASELINE=0
+TIMEOUT=1800
 NAMES=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seed) SEED="$2"; shift 2 ;;
         --results) RESULTS="$2"; shift 2 ;;
         --baseline) BASELINE=1; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --timeout) TIMEOUT="$2"; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *) NAMES+=("$1"); shift ;;
     esac
@@ -116,11 +121,13 @@ run_one() { # name (or empty for the unpatched baseline)
         build_s=$(($(date +%s) - start))
         echo "== ${label}: checks (build ${build_s} s)" >&2
         set +e
-        nice -n 10 cargo run --release -p theory-checks -- --no-experiments --seed "$SEED" \
-            --out "$out/theory" >"$log" 2>"$log.err"
+        timeout "$TIMEOUT" nice -n 10 cargo run --release -p theory-checks -- --no-experiments \
+            --seed "$SEED" --out "$out/theory" >"$log" 2>"$log.err"
         status=$?
         set -e
-        if [ -f "$out/theory/summary.json" ]; then
+        if [ "$status" = 124 ]; then
+            failed="TIMEOUT after ${TIMEOUT} s (see $log)"
+        elif [ -f "$out/theory/summary.json" ]; then
             failed="$(catalogue failed "$out/theory/summary.json")"
             [ -z "$failed" ] && failed="SURVIVES (exit $status)"
         else
