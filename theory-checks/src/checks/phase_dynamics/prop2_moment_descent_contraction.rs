@@ -24,15 +24,25 @@
 //! covariance type). Observed: with ξ's `log³N` terms the region is empty for `ℓ ≲ 100` — eq. 20
 //! then asks for `‖Σ(θ*−θ)‖² > δ² + σ²` — so the contraction is exercised at the large-ℓ points.
 //!
+//! The check composes the step itself (so that it can vary `ℓ`, `Û` and `η`); that this is the
+//! library's step is part of the check: on a small instance where the two must agree exactly
+//! ([`library_step_deviation`]) the composed step equals `run_fedmd`'s to
+//! [`LIBRARY_STEP_TOL`] — otherwise a wrong step size, sign rule or iteration count in
+//! `run_fedmd` would go unseen here.
+//!
 //! Statistic: the largest `ratio / (1 − α²/(8β²))` over starts in the eq. 20 region (pass: ≤ 1).
 //! Sabotage: the step `η = 3ασ̂/β²` (six times too long) — the ratio becomes ≈ 4 for `Σ = I`.
 
 use super::support::{child, random_unit, Mixture};
 use crate::framework::{calibrate_then_validate, CheckConfig, CheckRecord, Figure, Series};
-use fedmix::algorithms::fedmd::{residual_moments, subspace_matrix, Pairing};
+use fedmix::algorithms::fedmd::{
+    residual_moments, run_fedmd, subspace_matrix, FedMdParams, Pairing, Phase1Variant,
+    SubspaceMethod,
+};
 use fedmix::federation::Federation;
 use fedmix::linalg::{power_iteration, top_k_left_singular};
 use fedmix::rng::{stream, Purpose};
+use fedmix::run::Recorder;
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -54,6 +64,8 @@ const SIGMA: f64 = 0.1;
 const ANCHORS: usize = 6;
 /// Diagonal covariance range `[α, β]`.
 const DIAG: (f64, f64) = (0.5, 1.5);
+/// Largest allowed `‖composed step − run_fedmd's step‖` in [`library_step_deviation`].
+pub const LIBRARY_STEP_TOL: f64 = 1e-10;
 
 /// The outcome of one anchor step (Algorithm 1, steps 8–10, given `Û`).
 #[derive(Clone, Debug)]
@@ -278,7 +290,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let passed = worst21 <= 1.0 && worst19 <= c && region_ok;
+    let lib_dev = library_step_deviation();
+    let passed = worst21 <= 1.0 && worst19 <= c && region_ok && lib_dev < LIBRARY_STEP_TOL;
     let points = |diag: bool, inside: bool| -> Vec<(f64, f64)> {
         all.iter()
             .filter(|o| o.diagonal == diag && in_region(o) == inside)
@@ -310,6 +323,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("steps in the eq. 20 region by ℓ — calibration: {}; validation: {}", region_by_ell(&cal), region_by_ell(&val)),
             format!("eq. 21 in region: max ratio {:.4} (Σ = I, bound {b_id:.4}); {:.4} (diagonal, bound {b_diag:.4}); statistic = max ratio/bound", max_ratio(false), max_ratio(true)),
             format!("outside the region (no claim): max ratio {outside_worst:.4}"),
+            format!("composed step vs run_fedmd's one-step update (two-sample clients, first-two pairing): max deviation {lib_dev:.1e} (< {LIBRARY_STEP_TOL:e} required)"),
             if cfg.sabotage { "SABOTAGED: step η = 3ασ̂/β²".into() } else { "step η = ασ̂/(2β²)".into() },
         ],
         figure: Some(Figure {
@@ -330,48 +344,59 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     }
 }
 
+/// `max_a ‖composed step − run_fedmd's one-step update‖` for each anchor `a` (practical variant,
+/// first-two pairing, direct SVD, two-sample clients: then `A` is rank one and power iteration
+/// is exact after one step, whatever its start, so the two must agree to rounding). `∞` when
+/// `run_fedmd` returns an error.
+pub fn library_step_deviation() -> f64 {
+    let mix = Mixture::gaussian(6, 3, 1.0, 0.1, 7);
+    let labels: Vec<usize> = (0..60).map(|i| i % 3).collect();
+    let fed = mix.federation(&labels, &[2; 60], 7);
+    let p = FedMdParams {
+        variant: Phase1Variant::Practical,
+        k: 3,
+        anchors: 4,
+        iterations: 1,
+        t1: 2,
+        t2: 50,
+        m: 1,
+        ell: 1,
+        epsilon: 0.0,
+        // Tiny Δ: no two anchors are linked, so the k-component rule cannot fail.
+        separation: Some(1e-9),
+        alpha: 0.7,
+        beta: 1.3,
+        pairing: Pairing::FirstTwo,
+        subspace: SubspaceMethod::Svd,
+        anchor_min_samples: 2,
+    };
+    let theta0 = DVector::from_fn(6, |r, _| 0.3 - 0.1 * r as f64);
+    // An error of `run_fedmd` on this valid instance is a library fault: maximal deviation.
+    let Ok(out) = run_fedmd(&fed, &p, &theta0, 11, &mut Recorder::quiet()) else {
+        return f64::INFINITY;
+    };
+    let set: Vec<usize> = (0..60).collect();
+    let y = subspace_matrix(&fed, &set, &theta0, Pairing::FirstTwo);
+    let u_hat = top_k_left_singular(&y, 3).expect("k ≤ d");
+    let mut worst: f64 = 0.0;
+    for (a, &client) in out.anchors.iter().enumerate() {
+        let v0 = DVector::from_vec(vec![0.3, -1.0, 0.5]);
+        let step = anchor_step(&fed, client, &theta0, &u_hat, 1, (0.7, 1.3), 0.5, &v0);
+        let diff = (&step.theta_next - out.anchor_models.column(a)).norm();
+        worst = worst.max(diff);
+    }
+    worst
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fedmix::algorithms::fedmd::{run_fedmd, FedMdParams, Phase1Variant, SubspaceMethod};
-    use fedmix::run::Recorder;
 
     /// The composed step equals `run_fedmd`'s one-step update (practical variant, first-two
     /// pairing, direct SVD, two-sample clients: then `A` is rank one and power iteration is exact
     /// after one step, whatever its start).
     #[test]
     fn composed_step_matches_run_fedmd() {
-        let mix = Mixture::gaussian(6, 3, 1.0, 0.1, 7);
-        let labels: Vec<usize> = (0..60).map(|i| i % 3).collect();
-        let fed = mix.federation(&labels, &[2; 60], 7);
-        let p = FedMdParams {
-            variant: Phase1Variant::Practical,
-            k: 3,
-            anchors: 4,
-            iterations: 1,
-            t1: 2,
-            t2: 50,
-            m: 1,
-            ell: 1,
-            epsilon: 0.0,
-            // Tiny Δ: no two anchors are linked, so the k-component rule cannot fail.
-            separation: Some(1e-9),
-            alpha: 0.7,
-            beta: 1.3,
-            pairing: Pairing::FirstTwo,
-            subspace: SubspaceMethod::Svd,
-            anchor_min_samples: 2,
-        };
-        let theta0 = DVector::from_fn(6, |r, _| 0.3 - 0.1 * r as f64);
-        let out = run_fedmd(&fed, &p, &theta0, 11, &mut Recorder::quiet()).unwrap();
-        let set: Vec<usize> = (0..60).collect();
-        let y = subspace_matrix(&fed, &set, &theta0, Pairing::FirstTwo);
-        let u_hat = top_k_left_singular(&y, 3).unwrap();
-        for (a, &client) in out.anchors.iter().enumerate() {
-            let v0 = DVector::from_vec(vec![0.3, -1.0, 0.5]);
-            let step = anchor_step(&fed, client, &theta0, &u_hat, 1, (0.7, 1.3), 0.5, &v0);
-            let diff = (&step.theta_next - out.anchor_models.column(a)).norm();
-            assert!(diff < 1e-10, "anchor {a}: {diff}");
-        }
+        assert!(library_step_deviation() < LIBRARY_STEP_TOL);
     }
 }
