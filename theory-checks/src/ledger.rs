@@ -479,7 +479,9 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
         (
             IFCA_SXY,
             "IFCA as SXY22 ran it (Phase 2 from a random init)",
-            "",
+            "not a disagreement where it stalls long: the paper's own C.2 paragraph says IFCA \
+             \"eventually also converges … [but] gets stuck on an error floor for a long time\", \
+             which is what C.2 and C.3 show",
         ),
         (
             IFCA_AVG,
