@@ -362,79 +362,33 @@ macro_rules! chart {
     }};
 }
 
-/// The legend, in its own area right of the plot (never over the data): a grey box for the
-/// shaded Phase 1, then one coloured line per series, long labels wrapped.
+/// The legend of a merged figure, beside the plot ([`crate::figure::draw_legend`]).
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     fig: &MergedFigure,
 ) -> Result<(), String> {
-    let font = ("sans-serif", 11).into_font().color(&BLACK);
-    let mut y = 40;
+    use crate::figure::Mark;
+    let mut entries = Vec::new();
     if fig.lines.iter().any(|l| l.phase1_rounds > 0) {
-        area.draw(&Rectangle::new(
-            [(8, y - 5), (26, y + 5)],
-            RGBColor(200, 200, 200).filled(),
-        ))
-        .map_err(|e| e.to_string())?;
-        area.draw(&Text::new("Phase 1 (shaded)", (32, y - 6), font.clone()))
-            .map_err(|e| e.to_string())?;
-        y += 20;
+        entries.push((
+            "Phase 1 (shaded)".to_string(),
+            RGBColor(200, 200, 200),
+            Mark::Box,
+        ));
     }
     for (i, line) in fig.lines.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        if line.label.starts_with(FLOOR_PREFIX) {
-            for x in [8, 20] {
-                area.draw(&PathElement::new(
-                    vec![(x, y), (x + 6, y)],
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| e.to_string())?;
-            }
+        let mark = if line.label.starts_with(FLOOR_PREFIX) {
+            Mark::Dashed
         } else {
-            area.draw(&PathElement::new(
-                vec![(8, y), (26, y)],
-                color.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
-        }
-        for (j, chunk) in wrap(&line.label, LEGEND_CHARS).iter().enumerate() {
-            area.draw(&Text::new(
-                chunk.clone(),
-                (32, y - 6 + 14 * j as i32),
-                font.clone(),
-            ))
-            .map_err(|e| e.to_string())?;
-            if j > 0 {
-                y += 14;
-            }
-        }
-        y += 20;
+            Mark::Line
+        };
+        entries.push((line.label.clone(), COLORS[i % COLORS.len()], mark));
     }
-    Ok(())
+    crate::figure::draw_legend(area, &entries)
 }
 
 /// Legend prefix of lines drawn as a dashed floor.
 const FLOOR_PREFIX: &str = "floor — ";
-
-/// Characters per legend line.
-const LEGEND_CHARS: usize = 40;
-
-/// Split a label at spaces into lines of at most `width` characters.
-fn wrap(label: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in label.split(' ') {
-        let last = lines.last_mut().expect("non-empty");
-        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_string());
-        } else {
-            if !last.is_empty() {
-                last.push(' ');
-            }
-            last.push_str(word);
-        }
-    }
-    lines
-}
 
 /// Render one merged figure.
 ///

@@ -112,14 +112,93 @@ macro_rules! draw_chart {
                     .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled()));
             }
         }
-        chart
-            .configure_series_labels()
-            .label_font(("sans-serif", 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
     }};
+}
+
+/// How a legend entry is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A solid line.
+    Line,
+    /// A dashed line (a floor).
+    Dashed,
+    /// A point.
+    Point,
+    /// A filled box (a shaded region).
+    Box,
+}
+
+/// Characters per legend line.
+const LEGEND_CHARS: usize = 40;
+
+/// Split a label at spaces into lines of at most `width` characters.
+fn wrap(label: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in label.split(' ') {
+        let last = lines.last_mut().expect("non-empty");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
+/// A legend in its own drawing area beside the plot (never over the data): one entry per row,
+/// long labels wrapped.
+///
+/// # Errors
+/// A message from plotters.
+pub fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, RGBColor, Mark)],
+) -> Result<(), String> {
+    let font = ("sans-serif", 11).into_font().color(&BLACK);
+    let mut y = 40;
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    for (label, color, mark) in entries {
+        let color = *color;
+        match mark {
+            Mark::Line => area
+                .draw(&PathElement::new(
+                    vec![(8, y), (26, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?,
+            Mark::Dashed => {
+                for x in [8, 20] {
+                    area.draw(&PathElement::new(
+                        vec![(x, y), (x + 6, y)],
+                        color.stroke_width(2),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+            Mark::Point => area
+                .draw(&Circle::new((17, y), 3, color.filled()))
+                .map_err(err)?,
+            Mark::Box => area
+                .draw(&Rectangle::new([(8, y - 5), (26, y + 5)], color.filled()))
+                .map_err(err)?,
+        }
+        for (j, chunk) in wrap(label, LEGEND_CHARS).iter().enumerate() {
+            area.draw(&Text::new(
+                chunk.clone(),
+                (32, y - 6 + 14 * j as i32),
+                font.clone(),
+            ))
+            .map_err(err)?;
+            if j > 0 {
+                y += 14;
+            }
+        }
+        y += 20;
+    }
+    Ok(())
 }
 
 /// A short tick label: up to 4 significant digits, scientific outside [1e−3, 1e4).
@@ -147,13 +226,24 @@ pub fn tick(v: f64) -> String {
 pub fn render_svg(fig: &Figure, path: &Path) -> Result<(), String> {
     register_fonts();
     let ((x0, x1), (y0, y1)) = bounds(fig);
-    let root = SVGBackend::new(path, (720, 460)).into_drawing_area();
+    let root = SVGBackend::new(path, (980, 460)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (plot, legend) = root.split_horizontally(700);
     match (fig.log_x, fig.log_y) {
-        (true, true) => draw_chart!(&root, fig, (x0..x1).log_scale(), (y0..y1).log_scale()),
-        (true, false) => draw_chart!(&root, fig, (x0..x1).log_scale(), y0..y1),
-        (false, true) => draw_chart!(&root, fig, x0..x1, (y0..y1).log_scale()),
-        (false, false) => draw_chart!(&root, fig, x0..x1, y0..y1),
+        (true, true) => draw_chart!(&plot, fig, (x0..x1).log_scale(), (y0..y1).log_scale()),
+        (true, false) => draw_chart!(&plot, fig, (x0..x1).log_scale(), y0..y1),
+        (false, true) => draw_chart!(&plot, fig, x0..x1, (y0..y1).log_scale()),
+        (false, false) => draw_chart!(&plot, fig, x0..x1, y0..y1),
     }
+    let entries: Vec<(String, RGBColor, Mark)> = fig
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mark = if s.line { Mark::Line } else { Mark::Point };
+            (s.label.clone(), COLORS[i % COLORS.len()], mark)
+        })
+        .collect();
+    draw_legend(&legend, &entries)?;
     root.present().map_err(|e| e.to_string())
 }

@@ -1,6 +1,6 @@
-//! Every committed experiment figure (`docs/experiments/*.svg`) can be read: both axes carry
+//! Every committed figure (`docs/experiments/*.svg`, `docs/theory/*.svg`) can be read: both axes carry
 //! numeric tick labels, and the legend sits beside the plotted data, never over it. The SVGs
-//! come from plotters (`theory-checks/src/experiments.rs::render`); this parses the few elements
+//! come from plotters (`experiments.rs::render`, `figure.rs::render_svg`); this parses the few elements
 //! it writes (`<polyline points>`, `<polygon points>`, `<circle cx cy>`, `<text x y>`).
 
 use std::path::{Path, PathBuf};
@@ -130,11 +130,18 @@ fn problems(svg: &str) -> Vec<String> {
         p.push(format!("{xticks} tick labels on the x axis"));
     }
     let legend: Vec<&Text> = s.texts.iter().filter(|t| t.x > right).collect();
+    // Legend marks (a short line, a dot or a box left of each legend label) are not data.
+    let is_mark = |&(x, y): &(f64, f64)| {
+        x > right + 5.0
+            && legend
+                .iter()
+                .any(|t| x < t.x && t.x - x <= 30.0 && (y - t.y).abs() <= 14.0)
+    };
+    let data: Vec<(f64, f64)> = s.data.iter().copied().filter(|p| !is_mark(p)).collect();
     if legend.is_empty() {
         p.push("no legend beside the plot".into());
     }
-    let data_right = s
-        .data
+    let data_right = data
         .iter()
         .map(|d| d.0)
         .filter(|x| x.is_finite())
@@ -167,9 +174,13 @@ fn svgs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn committed_experiment_figures_are_readable() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/experiments");
-    let files = svgs(&dir);
-    assert!(!files.is_empty(), "no SVG under {}", dir.display());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let mut files = Vec::new();
+    for dir in ["experiments", "theory"] {
+        let found = svgs(&root.join(dir));
+        assert!(!found.is_empty(), "no SVG under docs/{dir}");
+        files.extend(found);
+    }
     let bad: Vec<String> = files
         .iter()
         .filter_map(|f| {
