@@ -681,6 +681,8 @@ fn ifca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             ),
             if lines == 0 {
                 "not measured yet"
+            } else if !complete {
+                "not measured yet (sweep partial)"
             } else if rising == lines {
                 "holds"
             } else if rising > 0 {
