@@ -243,7 +243,12 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
         } else if log {
             (lo / 1.3, hi * 1.3)
         } else {
-            let w = (hi - lo).abs().max(1e-9);
+            if hi == lo {
+                // A single value (a partial sweep): ±10 % around it, not a 1e−9-wide axis.
+                let h = (0.1 * lo.abs()).max(1e-9);
+                return (lo - h, hi + h);
+            }
+            let w = hi - lo;
             (lo - 0.04 * w, hi + 0.04 * w)
         }
     };
