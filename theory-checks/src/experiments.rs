@@ -292,14 +292,7 @@ macro_rules! chart {
                     [(0.5, $y0), (p1 as f64 + 0.5, top)],
                     RGBColor(200, 200, 200).mix(0.35).filled(),
                 )))
-                .map_err(|e| e.to_string())?
-                .label("Phase 1 (shaded)")
-                .legend(|(x, y)| {
-                    Rectangle::new(
-                        [(x, y - 5), (x + 18, y + 5)],
-                        RGBColor(200, 200, 200).filled(),
-                    )
-                });
+                .map_err(|e| e.to_string())?;
         }
         for (i, line) in $fig.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
@@ -350,11 +343,7 @@ macro_rules! chart {
             }
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(line.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+                .map_err(|e| e.to_string())?;
             if marks {
                 chart
                     .draw_series(

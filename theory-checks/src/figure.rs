@@ -96,20 +96,14 @@ macro_rules! draw_chart {
             if s.line {
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                    .map_err(|e| e.to_string())?
-                    .label(s.label.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
+                    .map_err(|e| e.to_string())?;
             } else {
                 chart
                     .draw_series(
                         pts.into_iter()
                             .map(move |p| Circle::new(p, 3, color.filled())),
                     )
-                    .map_err(|e| e.to_string())?
-                    .label(s.label.as_str())
-                    .legend(move |(x, y)| Circle::new((x + 9, y), 3, color.filled()));
+                    .map_err(|e| e.to_string())?;
             }
         }
     }};

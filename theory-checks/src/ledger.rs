@@ -62,6 +62,9 @@ impl Estimate {
         if self.n == 0 {
             return "— (no seed)".into();
         }
+        if !(self.value.is_finite() && self.lo.is_finite() && self.hi.is_finite()) {
+            return "— (no seed)".into();
+        }
         format!(
             "{:.d$} [{:.d$}, {:.d$}] (n = {})",
             self.value,
@@ -108,6 +111,15 @@ fn bootstrap(groups: &[&[f64]], stat: impl Fn(&[Vec<f64>]) -> f64, seed: u64) ->
         .filter(|v| v.is_finite())
         .collect();
     reps.sort_by(f64::total_cmp);
+    if reps.is_empty() {
+        // The statistic is undefined on every resample (e.g. a ratio over zeros): no interval.
+        return Estimate {
+            value,
+            lo: f64::NAN,
+            hi: f64::NAN,
+            n,
+        };
+    }
     let q = |p: f64| reps[((p * reps.len() as f64) as usize).min(reps.len() - 1)];
     Estimate {
         value,
