@@ -67,6 +67,37 @@ pub struct SlopeFit {
     pub tolerance: f64,
     /// Which deviations fail.
     pub side: Side,
+    /// The points the slope was fitted on.
+    pub design: Design,
+}
+
+/// The x values behind a fitted slope: how many points, over what range.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Design {
+    /// Number of (x, y) points in the fit.
+    pub points: usize,
+    /// Smallest x.
+    pub x_min: f64,
+    /// Largest x.
+    pub x_max: f64,
+    /// Whether the fit is on log x (a power law) rather than x (an exponential rate).
+    pub log_x: bool,
+}
+
+impl Design {
+    /// The design of a fit on the points `xs`.
+    pub fn of(xs: &[f64], log_x: bool) -> Self {
+        Self {
+            points: xs.len(),
+            x_min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+            x_max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            log_x,
+        }
+    }
+    /// Decades spanned by x (`log₁₀(x_max/x_min)`), for a fit on log x.
+    pub fn decades(&self) -> Option<f64> {
+        (self.log_x && self.x_min > 0.0).then(|| (self.x_max / self.x_min).log10())
+    }
 }
 
 /// Which side of the prediction a slope test guards.
@@ -331,6 +362,7 @@ mod tests {
             predicted: 0.5,
             tolerance: 0.1,
             side,
+            design: Design::of(&[1.0, 10.0], true),
         };
         assert!(f(0.2, Side::AtMost).ok() && f(0.6, Side::AtMost).ok());
         assert!(!f(0.61, Side::AtMost).ok());

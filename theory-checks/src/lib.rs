@@ -11,6 +11,7 @@ pub mod experiments;
 pub mod figure;
 pub mod framework;
 pub mod ledger;
+pub mod power;
 pub mod progress;
 
 pub use framework::{CheckConfig, CheckRecord, Profile};

@@ -272,7 +272,7 @@ struct SeedOutcome {
     passed: bool,
     statistic: f64,
     bound: f64,
-    slopes: Vec<(String, f64)>,
+    slopes: Vec<theory_checks::framework::SlopeFit>,
 }
 
 /// Per check: how many of the seeds it passes, and its outcome at each.
@@ -323,11 +323,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
                 passed: r.passed,
                 statistic: r.statistic,
                 bound: r.bound,
-                slopes: r
-                    .slopes
-                    .iter()
-                    .map(|f| (f.parameter.clone(), f.slope))
-                    .collect(),
+                slopes: r.slopes.clone(),
             });
         }
     }
@@ -340,7 +336,36 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
     let json = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
     fedmix::io::write_atomic(&out.join("seed-robustness.json"), json.as_bytes())
         .map_err(|e| e.to_string())?;
+    // The same runs, read as a power analysis of the slope tests.
+    let runs: Vec<(String, u64, Vec<theory_checks::framework::SlopeFit>)> = table
+        .iter()
+        .flat_map(|row| {
+            row.outcomes
+                .iter()
+                .map(|o| (row.name.clone(), o.seed, o.slopes.clone()))
+        })
+        .collect();
+    let rows = theory_checks::power::power_table(&runs);
+    if !rows.is_empty() {
+        let header = format!(
+            "Master seeds {a}..={b}, {} profile, from the runs of [seed-robustness.md](seed-robustness.md).",
+            profile_name(profile)
+        );
+        let md = theory_checks::power::power_markdown(&rows, &header);
+        fedmix::io::write_atomic(&out.join("power.md"), md.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        fedmix::io::write_atomic(&out.join("power.json"), json.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
     Ok(table.iter().all(|row| row.passes == row.seeds))
+}
+
+fn profile_name(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Quick => "quick",
+        Profile::Full => "full",
+    }
 }
 
 fn robustness_markdown(
@@ -350,12 +375,10 @@ fn robustness_markdown(
     secs: f64,
 ) -> String {
     let mut md = format!(
-        "# Theory checks: seed robustness\n\nMaster seeds {a}..={b}, {} profile, {secs:.0} s.\n\n\
+        "# Theory checks: seed robustness\n\nMaster seeds {a}..={b}, {} profile, {secs:.0} s. \
+         Power of the slope tests over the same runs: [power.md](power.md).\n\n\
          | check | passes / seeds | failing seeds |\n|---|---|---|\n",
-        match profile {
-            Profile::Quick => "quick",
-            Profile::Full => "full",
-        }
+        profile_name(profile)
     );
     for row in table {
         let failing: Vec<String> = row.failing_seeds.iter().map(u64::to_string).collect();
@@ -465,7 +488,11 @@ fn write_reports(
          constants that the papers leave unspecified are calibrated on one grid and validated on a \
          disjoint one; slope tolerances are prediction intervals from seeds that are never judged, \
          at a false-failure probability of 1 %/#checks per check. How many master seeds each \
-         check passes: [seed-robustness.md](seed-robustness.md) (`-- --seeds 1..20`).\n\n\
+         check passes: [seed-robustness.md](seed-robustness.md) (`-- --seeds 1..20`); how precisely \
+         each slope is measured and how often it would reject an exponent off by 0.25: \
+         [power.md](power.md) (same run). Statements of the papers without a check, and why: \
+         [statements.md](statements.md); realistic implementation bugs and the checks that \
+         catch them: [../../theory-checks/bugs/RESULTS.md](../../theory-checks/bugs/RESULTS.md).\n\n\
          | check | source | statistic | bound | constant | slopes | result |\n|---|---|---|---|---|---|---|\n",
         cfg.pick("quick", "full"),
         out.display(),

@@ -199,6 +199,7 @@ pub fn slope_fit(
         predicted,
         tolerance,
         side: Side::Both,
+        design: crate::framework::Design::of(&xs, true),
     }
 }
 

@@ -125,6 +125,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         predicted: 1.0,
         tolerance: SLOPE_TOL,
         side: Side::Both,
+        design: crate::framework::Design::of(&EPSILONS, true),
     };
     let passed = rejected.is_empty() && slope.ok();
     series.push(line(

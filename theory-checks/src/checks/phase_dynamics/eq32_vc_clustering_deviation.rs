@@ -49,7 +49,7 @@
 use super::support::{child, random_unit, sets, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Figure, Series, Side, SlopeFit,
+    CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use fedmix::metrics::chi2;
@@ -293,6 +293,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: if cfg.sabotage { -1.0 } else { -0.5 },
             tolerance: tol_m,
             side: Side::Both,
+            design: Design::of(&val_bal.iter().map(m_of).collect::<Vec<_>>(), true),
         },
         SlopeFit {
             parameter: "χ²(n)+1 (log-normal sizes, M = 400; mean over replicates of the sup)"
@@ -301,6 +302,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: 0.5,
             tolerance: tol_chi,
             side: Side::AtMost,
+            design: Design::of(&val_skew.iter().map(chi_of).collect::<Vec<_>>(), true),
         },
     ];
     let passed = worst <= c && slopes.iter().all(SlopeFit::ok);

@@ -51,8 +51,8 @@
 
 use super::support::{child, random_unit, Mixture};
 use crate::framework::{
-    calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Figure,
-    Series, Side, SlopeFit,
+    calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Design,
+    Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
 use fedmix::algorithms::ifca::{ifca_round, IfcaOption, IfcaParams, InitDist};
@@ -266,12 +266,11 @@ struct FloorPoint {
     wrong: usize,
 }
 
-fn slope(pts: &[&FloorPoint], x: impl Fn(&Inst) -> f64) -> f64 {
-    loglog_fit(
-        &pts.iter().map(|p| x(&p.inst)).collect::<Vec<_>>(),
-        &pts.iter().map(|p| p.median).collect::<Vec<_>>(),
-    )
-    .0
+/// Log–log slope of the median floor on `x`, and the design of the fit.
+fn slope(pts: &[&FloorPoint], x: impl Fn(&Inst) -> f64) -> (f64, Design) {
+    let xs: Vec<f64> = pts.iter().map(|p| x(&p.inst)).collect();
+    let fit = loglog_fit(&xs, &pts.iter().map(|p| p.median).collect::<Vec<_>>()).0;
+    (fit, Design::of(&xs, true))
 }
 
 /// Run the check.
@@ -319,11 +318,9 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .filter(|(kk, _, _)| *kk == k)
             .map(|(_, g, (gp, _))| (*g, gp.max(1e-300)))
             .collect();
-        loglog_fit(
-            &v.iter().map(|x| x.0).collect::<Vec<_>>(),
-            &v.iter().map(|x| x.1).collect::<Vec<_>>(),
-        )
-        .0
+        let xs: Vec<f64> = v.iter().map(|x| x.0).collect();
+        let fit = loglog_fit(&xs, &v.iter().map(|x| x.1).collect::<Vec<_>>()).0;
+        (fit, Design::of(&xs, true))
     };
     let wrong_a: usize = cal_a.iter().map(|(_, (_, w))| w).sum::<usize>()
         + val_a.iter().map(|(_, _, (_, w))| w).sum::<usize>();
@@ -432,34 +429,44 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .all(|i| i.p() * i.mn() >= MIN_SAMPLES_PER_DIM * i.d as f64);
     let mn_refs: Vec<&FloorPoint> = mn_pts.iter().collect();
     let d_refs: Vec<&FloorPoint> = d_pts.iter().collect();
+    let (g2, g4, fmn, fd) = (
+        gap_slope(2),
+        gap_slope(4),
+        slope(&mn_refs, Inst::mn),
+        slope(&d_refs, |i| i.d as f64),
+    );
     let slopes = vec![
         SlopeFit {
             parameter: "γp of 1 − r (part A, k = 2)".into(),
-            slope: gap_slope(2),
+            slope: g2.0,
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
             side: Side::Both,
+            design: g2.1,
         },
         SlopeFit {
             parameter: "γp of 1 − r (part A, k = 4)".into(),
-            slope: gap_slope(4),
+            slope: g4.0,
             predicted: 1.0,
             tolerance: SLOPE_TOL_GAP,
             side: Side::Both,
+            design: g4.1,
         },
         SlopeFit {
             parameter: "mn' of the one-round floor (part B, median)".into(),
-            slope: slope(&mn_refs, Inst::mn),
+            slope: fmn.0,
             predicted: e_mn,
             tolerance: SLOPE_TOL_MN,
             side: Side::Both,
+            design: fmn.1,
         },
         SlopeFit {
             parameter: "d of the one-round floor (part B, median)".into(),
-            slope: slope(&d_refs, |i| i.d as f64),
+            slope: fd.0,
             predicted: 0.5,
             tolerance: SLOPE_TOL_D,
             side: Side::Both,
+            design: fd.1,
         },
     ];
     let worst = worst_b.max(worst_c);

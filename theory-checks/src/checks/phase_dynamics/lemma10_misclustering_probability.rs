@@ -31,8 +31,8 @@
 use super::support::{child, Mixture};
 use crate::framework::linear_fit;
 use crate::framework::{
-    binomial_upper_critical, check_alpha, clopper_pearson_upper, CheckConfig, CheckRecord, Figure,
-    Series, Side, SlopeFit,
+    binomial_upper_critical, check_alpha, clopper_pearson_upper, CheckConfig, CheckRecord, Design,
+    Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use nalgebra::DMatrix;
@@ -132,7 +132,8 @@ fn measure(cfg: &CheckConfig, sigmas: &[f64], tag: u64, reps: usize, points: usi
     out
 }
 
-fn half_slopes(pts: &[&Point]) -> Option<(f64, f64)> {
+/// The two halves' slopes and the design of the second half's fit.
+fn half_slopes(pts: &[&Point]) -> Option<(f64, f64, Design)> {
     let usable: Vec<&&Point> = pts.iter().filter(|p| p.count >= MIN_COUNT).collect();
     if usable.len() < 4 {
         return None;
@@ -146,7 +147,11 @@ fn half_slopes(pts: &[&Point]) -> Option<(f64, f64)> {
             .collect();
         linear_fit(&xs, &ys).0
     };
-    Some((fit(&usable[..h + 1]), fit(&usable[h..])))
+    let design = Design::of(
+        &usable[h..].iter().map(|p| p.n as f64).collect::<Vec<_>>(),
+        false,
+    );
+    Some((fit(&usable[..h + 1]), fit(&usable[h..]), design))
 }
 
 /// Run the check.
@@ -190,7 +195,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     for &sigma in &val_sigmas {
         let pts: Vec<&Point> = val.iter().filter(|p| p.sigma == sigma).collect();
         match half_slopes(&pts) {
-            Some((s1, s2)) => {
+            Some((s1, s2, design)) => {
                 let fit = SlopeFit {
                     parameter: format!(
                         "n_i of ln P (2nd half), σ/Δ = {sigma}; predicted = 1st-half slope"
@@ -199,6 +204,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     predicted: s1,
                     tolerance: LINEARITY_TOL * s1.abs(),
                     side: Side::Both,
+                    design,
                 };
                 slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
                 slopes.push(fit);

@@ -12,6 +12,7 @@ pub mod prop2_moment_descent_contraction;
 pub mod srfca_refine_misclustering;
 pub mod support;
 pub mod theorem1_phase1_from_any_init;
+pub mod theorem2_misclustering_term;
 pub mod theorem2_phase2_contraction;
 pub mod theorem3_final_error;
 
@@ -40,6 +41,10 @@ pub fn all() -> Vec<Check> {
         (
             "theorem2_phase2_contraction",
             theorem2_phase2_contraction::run,
+        ),
+        (
+            "theorem2_misclustering_term",
+            theorem2_misclustering_term::run,
         ),
         ("theorem3_final_error", theorem3_final_error::run),
         ("lemma11_subset_norms", lemma11_subset_norms::run),

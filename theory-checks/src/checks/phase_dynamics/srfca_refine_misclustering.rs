@@ -57,7 +57,7 @@
 use super::support::{child, fmt_list, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Figure, Series, Side, SlopeFit,
+    CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::algorithms::two_phase::RunConfig;
@@ -223,18 +223,17 @@ fn sign_test_critical(n: u64, alpha: f64) -> Option<u64> {
 }
 
 /// Slope of `ln y` on n over the points with at least `MIN_COUNT` events.
-fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<f64> {
+/// Slope of `ln y` on n over the points with enough counts, and the design of that fit.
+fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<(f64, Design)> {
     let v: Vec<(f64, f64)> = pts
         .iter()
         .filter(|p| y(p).1 >= MIN_COUNT)
         .map(|p| (p.n as f64, y(p).0.ln()))
         .collect();
     (v.len() >= 3).then(|| {
-        linear_fit(
-            &v.iter().map(|x| x.0).collect::<Vec<_>>(),
-            &v.iter().map(|x| x.1).collect::<Vec<_>>(),
-        )
-        .0
+        let xs: Vec<f64> = v.iter().map(|x| x.0).collect();
+        let fit = linear_fit(&xs, &v.iter().map(|x| x.1).collect::<Vec<_>>()).0;
+        (fit, Design::of(&xs, false))
     })
 }
 
@@ -292,7 +291,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let r1 = rate(&all, |p| (p.p1(), p.fail1));
     let mut slopes = Vec::new();
     let rates_ok = match (r0, r1) {
-        (Some(r0), Some(r1)) => {
+        (Some((r0, _)), Some((r1, design))) => {
             let fit = SlopeFit {
                 parameter:
                     "n of ln P̂[C₁ ≠ C*] (REFINE); at most the slope of ln q̂₀ (ONE_SHOT, per client)"
@@ -301,6 +300,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 predicted: r0,
                 tolerance: rate_tolerance(),
                 side: Side::AtMost,
+                design,
             };
             let ok = fit.ok() && r0 < 0.0 && r1 < 0.0;
             slopes.push(fit);
@@ -356,7 +356,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("test 1 (sign test, pooled): REFINE fixed {fixed} replicates and broke {broken}; reject H₀ 'broken ≥ fixed' at α = {ALPHA} when broken ≤ {} — {}", crit1.map_or("none (too few discordant replicates)".into(), |c| c.to_string()), if test1 { "rejected (REFINE helps)" } else { "NOT rejected" }),
             format!("test 2: C = max calibration P̂₁/q̂₀ = {c_raw:.4} (n ∈ {CAL_N:?}, points with ≥ {MIN_COUNT} failures) × {SAFETY} = {c:.4}; binomial tests of #(C₁ ≠ C*) against min(1, C q̂₀) at α₂ = {:.2e}/{} each (Bonferroni); rejected: {rejected:?}; statistic = max count/critical = {worst:.4}", test_alpha(), val.len()),
             format!("test 2 applied to ONE_SHOT (#(C₀ ≠ C*) against the same bound; must reject at ≥ {MIN_BITING} points): rejected at {}: {one_shot_rejected:?}", one_shot_rejected.len()),
-            format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {}; one-sided (Theorem 4.8 is an upper bound with Lemma 4.6's exponent): slope₁ ≤ slope₀ + t_(29, 1−α₃) × {RATE_DIFF_SD} × √(1 + 1/30) = slope₀ + {:.3}, SD of slope₁ − slope₀ across {RATE_DIFF_SEEDS} held-out master seeds 1001..1030, α₃ = {:.2e}", r0.map_or("n/a".into(), |r| format!("{r:.4}")), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{r:.4}")), rate_tolerance(), test_alpha()),
+            format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {}; one-sided (Theorem 4.8 is an upper bound with Lemma 4.6's exponent): slope₁ ≤ slope₀ + t_(29, 1−α₃) × {RATE_DIFF_SD} × √(1 + 1/30) = slope₀ + {:.3}, SD of slope₁ − slope₀ across {RATE_DIFF_SEEDS} held-out master seeds 1001..1030, α₃ = {:.2e}", r0.map_or("n/a".into(), |r| format!("{:.4}", r.0)), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{:.4}", r.0)), rate_tolerance(), test_alpha()),
             format!("false-failure probability of the check: α = α₂ + α₃ = {:.2e} (1% / #checks); test 1 (level {ALPHA}, a false-pass rate) and non-vacuity are power requirements", check_alpha()),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation: {}", val.iter().map(row).collect::<Vec<_>>().join("; ")),

@@ -42,7 +42,7 @@
 use super::support::{child, fmt_list, random_unit, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Figure, Series, Side, SlopeFit,
+    CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::{phase2_round, LocalSolver, Phase2Params};
 use fedmix::federation::Federation;
@@ -165,6 +165,10 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
     }
 }
 
+fn design_of(fits: &[Fit], f: impl Fn(&Fit) -> f64) -> Design {
+    Design::of(&fits.iter().map(f).collect::<Vec<_>>(), true)
+}
+
 fn slope_of(fits: &[Fit], f: impl Fn(&Fit) -> f64) -> f64 {
     loglog_fit(
         &fits.iter().map(f).collect::<Vec<_>>(),
@@ -259,6 +263,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: if cfg.sabotage { 2.0 } else { 1.0 },
             tolerance: tol[0],
             side: Side::AtLeast,
+            design: design_of(&s_fits, |f| f.setting.s as f64 / f.kappa),
         },
         SlopeFit {
             parameter: "s (η = 0.002, ρ = 0.5; Lemma 7 upper side)".into(),
@@ -266,6 +271,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: 1.0,
             tolerance: tol[1],
             side: Side::AtMost,
+            design: design_of(&s_fits, |f| f.setting.s as f64),
         },
         SlopeFit {
             parameter: "ρ (s = 1, η = 0.2)".into(),
@@ -273,6 +279,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: 1.0,
             tolerance: tol[2],
             side: Side::Both,
+            design: design_of(&rho_fits, |f| f.setting.rho),
         },
         SlopeFit {
             parameter: "η (s = 1, ρ = 0.5)".into(),
@@ -280,6 +287,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             predicted: 1.0,
             tolerance: tol[3],
             side: Side::Both,
+            design: design_of(&eta_fits, |f| f.setting.eta),
         },
     ];
     let short: Vec<String> = cal

@@ -32,7 +32,7 @@
 use super::support::{child, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Figure, Series, Side, SlopeFit,
+    CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
@@ -251,6 +251,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         predicted: if cfg.sabotage { 0.0 } else { 1.0 },
         tolerance: slope_tolerance(),
         side: Side::Both,
+        design: Design::of(&sig.iter().map(|o| o.st.sigma).collect::<Vec<_>>(), true),
     }];
     let passed = worst <= c && slopes.iter().all(SlopeFit::ok);
     let row = |o: &Outcome| {

@@ -1,0 +1,297 @@
+//! Power of the rate checks: how precisely each fitted exponent is measured, and how often the
+//! check would reject an implementation whose true exponent is off by a fixed amount.
+//!
+//! Input: every slope test of every check at every master seed of a `--seeds A..B` run. For a
+//! fitted slope `b` on points `(x_l, y_l)`, multiplying every `y_l` by `x_l^δ` (by `e^{δ x_l}`
+//! for a fit of `ln y` on x) shifts the least-squares slope by exactly δ and leaves the residuals
+//! unchanged: the shifted slope is what the check would have measured on data of the same noise
+//! whose true exponent is the measured one + δ. The rejection rate at `predicted ± δ` is the
+//! fraction of seeds at which `b ± δ` fails the check's own test (its predicted value, tolerance
+//! and side at that seed). δ = [`SHIFT`] for power laws (log–log fits); for exponential rates
+//! (fits of `ln y` on x, whose slopes are rate constants, not exponents) δ = [`SHIFT`] ×
+//! |predicted|, i.e. a rate 25 % too fast or too slow.
+//!
+//! A one-sided test guards one direction only: an upper bound (`slope ≤ predicted + tol`) is not
+//! violated by a shallower quantity, so its power is measured at `+δ` only (and a lower bound at
+//! `−δ` only).
+
+use crate::framework::{Side, SlopeFit};
+use crate::ledger::{mean_ci, Estimate};
+use serde::Serialize;
+
+/// The exponent error the checks must reject (in exponent units for power laws; relative for
+/// exponential rates).
+pub const SHIFT: f64 = 0.25;
+/// Required rejection rate at `predicted ± SHIFT`.
+pub const REQUIRED_POWER: f64 = 0.95;
+/// Required 95 % half-width of one run's fitted exponent.
+pub const REQUIRED_HALF_WIDTH: f64 = 0.05;
+/// Required number of points in a power-law fit…
+pub const REQUIRED_POINTS: usize = 6;
+/// …over at least this many decades of x.
+pub const REQUIRED_DECADES: f64 = 2.0;
+
+/// One slope test of one check across seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct PowerRow {
+    /// Check name.
+    pub check: String,
+    /// The slope's parameter (as the check names it).
+    pub parameter: String,
+    /// Which side the test guards.
+    pub side: Side,
+    /// Whether the fit is log–log (a power law) rather than semi-log (an exponential rate).
+    pub log_x: bool,
+    /// Points per fit and the x range (at the first seed; the design is fixed).
+    pub points: usize,
+    /// Smallest x of the fit.
+    pub x_min: f64,
+    /// Largest x of the fit.
+    pub x_max: f64,
+    /// Predicted value, mean over seeds (it varies only where the prediction is itself measured).
+    pub predicted: f64,
+    /// Tolerance, mean over seeds.
+    pub tolerance: f64,
+    /// Mean fitted slope over seeds, with a bootstrap 95 % interval of the mean.
+    pub fitted: Estimate,
+    /// Sample SD of the fitted slope across seeds (one run's uncertainty).
+    pub sd: f64,
+    /// The shift applied (absolute).
+    pub shift: f64,
+    /// Seeds at which the unshifted slope passes.
+    pub passes: usize,
+    /// Fraction of seeds rejecting at `predicted + shift` (`None`: direction not guarded).
+    pub reject_plus: Option<f64>,
+    /// Fraction of seeds rejecting at `predicted − shift`.
+    pub reject_minus: Option<f64>,
+    /// Number of seeds.
+    pub seeds: usize,
+}
+
+impl PowerRow {
+    /// One run's 95 % half-width (normal: 1.96 × SD across seeds).
+    pub fn half_width(&self) -> f64 {
+        1.96 * self.sd
+    }
+    /// Decades spanned by x, for a power-law fit.
+    pub fn decades(&self) -> Option<f64> {
+        (self.log_x && self.x_min > 0.0).then(|| (self.x_max / self.x_min).log10())
+    }
+    /// Smallest rejection rate over the guarded directions.
+    pub fn power(&self) -> f64 {
+        [self.reject_plus, self.reject_minus]
+            .into_iter()
+            .flatten()
+            .fold(1.0, f64::min)
+    }
+    /// Which of the requirements (points, decades, half-width, power) the row misses.
+    pub fn shortfalls(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.log_x && self.points < REQUIRED_POINTS {
+            v.push("points");
+        }
+        if self.decades().is_some_and(|d| d < REQUIRED_DECADES - 1e-9) {
+            v.push("decades");
+        }
+        if self.log_x && self.half_width() > REQUIRED_HALF_WIDTH {
+            v.push("half-width");
+        }
+        if self.power() < REQUIRED_POWER {
+            v.push("power");
+        }
+        v
+    }
+}
+
+/// Whether `fit` with its slope moved by `delta` fails its test.
+fn rejects(fit: &SlopeFit, delta: f64) -> bool {
+    let mut f = fit.clone();
+    f.slope += delta;
+    !f.ok()
+}
+
+/// The power table from `(check, seed, fits)` triples: one row per (check, parameter), in the
+/// order first seen.
+pub fn power_table(runs: &[(String, u64, Vec<SlopeFit>)]) -> Vec<PowerRow> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for (check, _, fits) in runs {
+        for f in fits {
+            let k = (check.clone(), f.parameter.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.into_iter()
+        .enumerate()
+        .map(|(i, (check, parameter))| {
+            let fits: Vec<&SlopeFit> = runs
+                .iter()
+                .filter(|(c, _, _)| *c == check)
+                .flat_map(|(_, _, f)| f.iter().filter(|f| f.parameter == parameter))
+                .collect();
+            let n = fits.len();
+            let slopes: Vec<f64> = fits.iter().map(|f| f.slope).collect();
+            let m = slopes.iter().sum::<f64>() / n as f64;
+            let sd = if n > 1 {
+                (slopes.iter().map(|s| (s - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+            } else {
+                f64::NAN
+            };
+            let first = fits[0];
+            let predicted = fits.iter().map(|f| f.predicted).sum::<f64>() / n as f64;
+            let shift_of = |f: &SlopeFit| {
+                if f.design.log_x {
+                    SHIFT
+                } else {
+                    SHIFT * f.predicted.abs()
+                }
+            };
+            let rate = |sign: f64| {
+                fits.iter()
+                    .filter(|f| rejects(f, sign * shift_of(f)))
+                    .count() as f64
+                    / n as f64
+            };
+            let (plus, minus) = match first.side {
+                Side::Both => (Some(rate(1.0)), Some(rate(-1.0))),
+                Side::AtMost => (Some(rate(1.0)), None),
+                Side::AtLeast => (None, Some(rate(-1.0))),
+            };
+            PowerRow {
+                check,
+                parameter,
+                side: first.side,
+                log_x: first.design.log_x,
+                points: first.design.points,
+                x_min: first.design.x_min,
+                x_max: first.design.x_max,
+                predicted,
+                tolerance: fits.iter().map(|f| f.tolerance).sum::<f64>() / n as f64,
+                fitted: mean_ci(&slopes, 0x5eed_0000 + i as u64),
+                sd,
+                shift: if first.design.log_x {
+                    SHIFT
+                } else {
+                    SHIFT * predicted.abs()
+                },
+                passes: fits.iter().filter(|f| f.ok()).count(),
+                reject_plus: plus,
+                reject_minus: minus,
+                seeds: n,
+            }
+        })
+        .collect()
+}
+
+/// The power table as markdown.
+pub fn power_markdown(rows: &[PowerRow], header: &str) -> String {
+    let pct = |r: Option<f64>| r.map_or("—".into(), |r| format!("{:.0} %", 100.0 * r));
+    let mut md = format!(
+        "# Theory checks: power of the rate tests\n\n{header}\n\n\
+         For each slope test: the design (points, x range), the fitted exponent (mean over seeds \
+         with a bootstrap 95 % interval of the mean; one run's 95 % half-width = 1.96 × its SD \
+         across seeds), and the rejection rate when the true exponent is off by δ — measured by \
+         moving each seed's fitted slope by δ (equivalently multiplying its y values by x^δ, \
+         which keeps the noise) and applying the check's own test. δ = {SHIFT} for power laws; \
+         for exponential rates (fits of ln y on x) δ = {SHIFT} × |predicted|. A one-sided test \
+         guards one direction (—: not guarded). Requirements: ≥ {REQUIRED_POINTS} points over \
+         ≥ {REQUIRED_DECADES} decades, half-width ≤ {REQUIRED_HALF_WIDTH}, rejection ≥ {:.0} %.\n\n\
+         | check | slope | points | x range | test | fitted (95 % CI of mean) | one run ±95 % | passes | reject at +δ | reject at −δ | short of |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        100.0 * REQUIRED_POWER
+    );
+    for r in rows {
+        let range = match r.decades() {
+            Some(d) => format!("{:.3}–{:.3} ({d:.1} dec.)", r.x_min, r.x_max),
+            None => format!("{:.3}–{:.3} (linear)", r.x_min, r.x_max),
+        };
+        let test = match r.side {
+            Side::Both => format!("{:.3} ± {:.3}", r.predicted, r.tolerance),
+            Side::AtMost => format!("≤ {:.3} + {:.3}", r.predicted, r.tolerance),
+            Side::AtLeast => format!("≥ {:.3} − {:.3}", r.predicted, r.tolerance),
+        };
+        let short = r.shortfalls();
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.3} [{:.3}, {:.3}] | {:.3} | {}/{} | {} | {} | {} |\n",
+            r.check,
+            r.parameter,
+            r.points,
+            range,
+            test,
+            r.fitted.value,
+            r.fitted.lo,
+            r.fitted.hi,
+            r.half_width(),
+            r.passes,
+            r.seeds,
+            pct(r.reject_plus),
+            pct(r.reject_minus),
+            if short.is_empty() {
+                "—".into()
+            } else {
+                short.join(", ")
+            },
+        ));
+    }
+    let ok = rows.iter().filter(|r| r.shortfalls().is_empty()).count();
+    md.push_str(&format!(
+        "\n{ok} of {} slope tests meet every requirement.\n",
+        rows.len()
+    ));
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::Design;
+
+    fn fit(slope: f64, side: Side, log_x: bool) -> SlopeFit {
+        SlopeFit {
+            parameter: "x".into(),
+            slope,
+            predicted: 1.0,
+            tolerance: 0.1,
+            side,
+            design: Design::of(&[1.0, 10.0, 100.0], log_x),
+        }
+    }
+
+    #[test]
+    fn shifted_tests_reject_as_their_side_says() {
+        // Slopes 0.95 and 1.05 around the prediction 1 ± 0.1: +0.25 gives 1.20 and 1.30 (both
+        // fail), −0.25 gives 0.70 and 0.80 (both fail) — power 1 both ways.
+        let runs: Vec<(String, u64, Vec<SlopeFit>)> = [0.95, 1.05]
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| ("c".to_string(), i as u64, vec![fit(s, Side::Both, true)]))
+            .collect();
+        let r = &power_table(&runs)[0];
+        assert_eq!((r.reject_plus, r.reject_minus), (Some(1.0), Some(1.0)));
+        assert_eq!(r.passes, 2);
+        assert!((r.fitted.value - 1.0).abs() < 1e-12);
+        // An upper bound guards +δ only; a slope of 0.8 moved up by 0.25 is 1.05 ≤ 1.1: passes.
+        let runs = vec![
+            ("u".to_string(), 1, vec![fit(0.8, Side::AtMost, true)]),
+            ("u".to_string(), 2, vec![fit(0.9, Side::AtMost, true)]),
+        ];
+        let r = &power_table(&runs)[0];
+        assert_eq!((r.reject_plus, r.reject_minus), (Some(0.5), None));
+        assert!(r.shortfalls().contains(&"power"));
+        // A semi-log rate: δ = 0.25 × |predicted| = 0.25.
+        let runs = vec![("e".to_string(), 1, vec![fit(1.0, Side::AtLeast, false)])];
+        let r = &power_table(&runs)[0];
+        assert_eq!((r.reject_plus, r.reject_minus), (None, Some(1.0)));
+        assert!((r.shift - 0.25).abs() < 1e-12 && r.decades().is_none());
+    }
+
+    #[test]
+    fn a_loose_tolerance_has_no_power() {
+        // Tolerance 0.3 > δ: slopes at the prediction, moved by ±0.25, still pass.
+        let mut f = fit(1.0, Side::Both, true);
+        f.tolerance = 0.3;
+        let r = &power_table(&[("c".to_string(), 1, vec![f])])[0];
+        assert_eq!((r.reject_plus, r.reject_minus), (Some(0.0), Some(0.0)));
+    }
+}
