@@ -127,11 +127,16 @@ impl SlopeFit {
 
     /// The prediction as printed: `p ± t`, `≤ p + t` or `≥ p − t`.
     pub fn prediction(&self) -> String {
-        let (p, t) = (self.predicted, self.tolerance);
+        let p = self.predicted;
+        let t = if self.tolerance != 0.0 && self.tolerance.abs() < 1e-3 {
+            format!("{:.1e}", self.tolerance)
+        } else {
+            format!("{:.4}", self.tolerance)
+        };
         match self.side {
-            Side::Both => format!("{p:.4} ± {t:.4}"),
-            Side::AtMost => format!("≤ {p:.4} + {t:.4}"),
-            Side::AtLeast => format!("≥ {p:.4} − {t:.4}"),
+            Side::Both => format!("{p:.4} ± {t}"),
+            Side::AtMost => format!("≤ {p:.4} + {t}"),
+            Side::AtLeast => format!("≥ {p:.4} − {t}"),
         }
     }
 }

@@ -2,14 +2,18 @@
 //! check would reject an implementation whose true exponent is off by a fixed amount.
 //!
 //! Input: every slope test of every check at every master seed of a `--seeds A..B` run. For a
-//! fitted slope `b` on points `(x_l, y_l)`, multiplying every `y_l` by `x_l^δ` (by `e^{δ x_l}`
-//! for a fit of `ln y` on x) shifts the least-squares slope by exactly δ and leaves the residuals
-//! unchanged: the shifted slope is what the check would have measured on data of the same noise
-//! whose true exponent is the measured one + δ. The rejection rate at `predicted ± δ` is the
-//! fraction of seeds at which `b ± δ` fails the check's own test (its predicted value, tolerance
-//! and side at that seed). δ = [`SHIFT`] for power laws (log–log fits); for exponential rates
-//! (fits of `ln y` on x, whose slopes are rate constants, not exponents) δ = [`SHIFT`] ×
-//! |predicted|, i.e. a rate 25 % too fast or too slow.
+//! fitted slope `b` on points `(x_l, y_l)`, multiplying every `y_l` by `x_l^Δ` (by `e^{Δ x_l}`
+//! for a fit of `ln y` on x) shifts the least-squares slope by exactly Δ and leaves the residuals
+//! unchanged. The correct implementation's true exponent is estimated by the mean `b̄` of the
+//! fitted slopes over the seeds; the alternative whose true exponent is `predicted ± δ` is
+//! therefore the same data moved by `Δ = predicted ± δ − b̄`: at seed i the check would have
+//! measured `b_i + Δ` (its own noise `b_i − b̄` kept). The rejection rate at `predicted ± δ` is
+//! the fraction of seeds at which that slope fails the check's own test (its predicted value,
+//! tolerance and side at that seed). δ = [`SHIFT`] for power laws (log–log fits); for
+//! exponential rates (fits of `ln y` on x, whose slopes are rate constants, not exponents)
+//! δ = [`SHIFT`] × |predicted|, i.e. a rate 25 % too fast or too slow. Where the prediction is
+//! itself measured at each seed (a rate compared with another fitted rate), the alternative at
+//! seed i is `predicted_i ± δ_i` plus that seed's noise.
 //!
 //! A one-sided test guards one direction only: an upper bound (`slope ≤ predicted + tol`) is not
 //! violated by a shallower quantity, so its power is measured at `+δ` only (and a lower bound at
@@ -103,10 +107,10 @@ impl PowerRow {
     }
 }
 
-/// Whether `fit` with its slope moved by `delta` fails its test.
-fn rejects(fit: &SlopeFit, delta: f64) -> bool {
+/// Whether `fit` fails its test when its slope is replaced by `slope`.
+fn rejects(fit: &SlopeFit, slope: f64) -> bool {
     let mut f = fit.clone();
-    f.slope += delta;
+    f.slope = slope;
     !f.ok()
 }
 
@@ -147,9 +151,10 @@ pub fn power_table(runs: &[(String, u64, Vec<SlopeFit>)]) -> Vec<PowerRow> {
                     SHIFT * f.predicted.abs()
                 }
             };
+            // Alternative at seed i: predicted_i ± δ_i plus the seed's noise b_i − b̄.
             let rate = |sign: f64| {
                 fits.iter()
-                    .filter(|f| rejects(f, sign * shift_of(f)))
+                    .filter(|f| rejects(f, f.predicted + sign * shift_of(f) + (f.slope - m)))
                     .count() as f64
                     / n as f64
             };
@@ -191,11 +196,13 @@ pub fn power_markdown(rows: &[PowerRow], header: &str) -> String {
         "# Theory checks: power of the rate tests\n\n{header}\n\n\
          For each slope test: the design (points, x range), the fitted exponent (mean over seeds \
          with a bootstrap 95 % interval of the mean; one run's 95 % half-width = 1.96 × its SD \
-         across seeds), and the rejection rate when the true exponent is off by δ — measured by \
-         moving each seed's fitted slope by δ (equivalently multiplying its y values by x^δ, \
-         which keeps the noise) and applying the check's own test. δ = {SHIFT} for power laws; \
-         for exponential rates (fits of ln y on x) δ = {SHIFT} × |predicted|. A one-sided test \
-         guards one direction (—: not guarded). Requirements: ≥ {REQUIRED_POINTS} points over \
+         across seeds), and the rejection rate when the true exponent is predicted ± δ — each \
+         seed's data moved so that the mean slope lands there (its y values multiplied by x^Δ, \
+         which keeps the seed's noise), then the check's own test applied. δ = {SHIFT} for power \
+         laws; for exponential rates (fits of ln y on x) δ = {SHIFT} × |predicted|. A one-sided \
+         test guards one direction (—: not guarded). Where a bound is slack (the fitted mean lies \
+         inside it, e.g. an upper bound whose true exponent is lower), the alternative predicted + δ \
+         is further from the data than δ. Requirements: ≥ {REQUIRED_POINTS} points over \
          ≥ {REQUIRED_DECADES} decades, half-width ≤ {REQUIRED_HALF_WIDTH}, rejection ≥ {:.0} %.\n\n\
          | check | slope | points | x range | test | fitted (95 % CI of mean) | one run ±95 % | passes | reject at +δ | reject at −δ | short of |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",
@@ -260,8 +267,8 @@ mod tests {
 
     #[test]
     fn shifted_tests_reject_as_their_side_says() {
-        // Slopes 0.95 and 1.05 around the prediction 1 ± 0.1: +0.25 gives 1.20 and 1.30 (both
-        // fail), −0.25 gives 0.70 and 0.80 (both fail) — power 1 both ways.
+        // Slopes 0.95 and 1.05 around the prediction 1 ± 0.1 (mean 1): the alternatives 1.25 ± 0.05
+        // and 0.75 ± 0.05 all fail — power 1 both ways.
         let runs: Vec<(String, u64, Vec<SlopeFit>)> = [0.95, 1.05]
             .iter()
             .enumerate()
@@ -271,14 +278,18 @@ mod tests {
         assert_eq!((r.reject_plus, r.reject_minus), (Some(1.0), Some(1.0)));
         assert_eq!(r.passes, 2);
         assert!((r.fitted.value - 1.0).abs() < 1e-12);
-        // An upper bound guards +δ only; a slope of 0.8 moved up by 0.25 is 1.05 ≤ 1.1: passes.
+        // An upper bound ≤ 1 + 0.1 guards +δ only. Slopes 0.6 and 1.0 (mean 0.8): the
+        // alternative with true exponent 1.25 gives 1.05 (passes) and 1.45 (fails).
         let runs = vec![
-            ("u".to_string(), 1, vec![fit(0.8, Side::AtMost, true)]),
-            ("u".to_string(), 2, vec![fit(0.9, Side::AtMost, true)]),
+            ("u".to_string(), 1, vec![fit(0.6, Side::AtMost, true)]),
+            ("u".to_string(), 2, vec![fit(1.0, Side::AtMost, true)]),
         ];
         let r = &power_table(&runs)[0];
         assert_eq!((r.reject_plus, r.reject_minus), (Some(0.5), None));
         assert!(r.shortfalls().contains(&"power"));
+        // A slack upper bound (slopes 0.5, far below 1.1) still rejects the alternative 1.25.
+        let runs = vec![("s".to_string(), 1, vec![fit(0.5, Side::AtMost, true)])];
+        assert_eq!(power_table(&runs)[0].reject_plus, Some(1.0));
         // A semi-log rate: δ = 0.25 × |predicted| = 0.25.
         let runs = vec![("e".to_string(), 1, vec![fit(1.0, Side::AtLeast, false)])];
         let r = &power_table(&runs)[0];
