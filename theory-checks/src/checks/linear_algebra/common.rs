@@ -179,6 +179,28 @@ pub fn xi(dim: usize, count: usize, n_total: usize) -> f64 {
     (dim * ln / count).sqrt() + dim / count * ln.powi(3)
 }
 
+/// Sizes of the clients of an unbiasedness test, cycled: small and unequal, so that a U-statistic
+/// normalised by `n²` instead of `n(n − 1)` (expectation scaled by `(n − 1)/n`, between ½ and
+/// ⅘ here) is far from its expectation.
+pub const UNBIASED_SIZES: [usize; 4] = [2, 3, 4, 5];
+
+/// Two-sided one-sample t-test of `E v = mean0` from independent replicates `v`:
+/// `(t, critical)` with `t = (v̄ − mean0)/(s/√R)` and `critical = t_{R−1, 1−α/2}`; `|t| >
+/// critical` rejects. Exact for normal replicates; for replicates that are means over many
+/// independent clients (the use here) the CLT applies, and the two-sided level is insensitive
+/// to skewness at first order (the `R^{−1/2}` Edgeworth terms of the two tails cancel).
+pub fn t_test(v: &[f64], mean0: f64, alpha: f64) -> (f64, f64) {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let r = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / r;
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1.0)).sqrt();
+    let dist = StudentsT::new(0.0, 1.0, r - 1.0).expect("at least two replicates");
+    (
+        (mean - mean0) / (sd / r.sqrt()),
+        dist.inverse_cdf(1.0 - alpha / 2.0),
+    )
+}
+
 /// Spectral norm `‖A‖₂` (largest singular value).
 pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {
     a.singular_values().max()
