@@ -30,20 +30,24 @@
 //! above composes eq. 2 from `residual_moments`; here `A` comes from the library's
 //! `fedmix::algorithms::fedmd::pair_moments` with `Pairing::AllPairs` (the factors `a, b` with
 //! `U = abᵀ` that the practical anchor step projects, `A = (Ûᵀa)(Ûᵀb)ᵀ`) for
-//! [`UNBIASED_ANCHORS`] independent anchors of cluster 0 with sizes cycling through
-//! [`UNBIASED_SIZES`], [`UNBIASED_REPS`] independent replicates; the replicates of the mean of
-//! `tr A / tr E A` over the anchors must have mean 1: two-sided one-sample t-test ([`t_test`]) at
-//! α = [`check_alpha`] (the check's share of the suite's 1 %; the sweep's calibrated constant
-//! has no stated α), normal by the CLT over the anchors of a replicate. Power: an `n²`
-//! normalisation scales the expectation by the mean of `(n − 1)/n`, ≈ 0.68 here; at held-out
-//! master seeds 1001..1020 the replicate SD was 0.08–0.13, a standard error ≤ 0.017, so that
-//! shift is ≥ 19 standard errors (the critical value is ≈ 3.9).
+//! [`UNBIASED_ANCHORS`] independent anchors of cluster 0 per replicate with sizes cycling
+//! through [`UNBIASED_SIZES`] (`Σ_0 = βI`, `θ` far from the centres), [`UNBIASED_REPS`]
+//! independent replicates of the anchors' mean `tr A`. Its variance is known exactly
+//! ([`pair_trace_moments`] with `P = Û`), so the test is Chebyshev's: the mean of the
+//! replicates must lie within `1/√α` standard deviations of `tr E A`, a false-failure
+//! probability ≤ α = [`check_alpha`] (the check's share of the suite's 1 %; the sweep's
+//! calibrated constant has no stated α) whatever the (heavy-tailed, at `n = 2`) distribution of
+//! `tr A`. Power: an `n²` normalisation scales the expectation by the mean of `(n − 1)/n`,
+//! ≈ 0.68 here, 60 standard deviations below at held-out master seeds 1001..1020 (critical
+//! value ≈ 46); the details print this shift for the instance. The variance formula against
+//! simulation: over held-out seeds 1001..1100 the pooled replicate variance was 1.06 × the
+//! exact one (the details print the ratio per run).
 //!
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    series_slopes, spectral_norm, sweep_constant, sweep_figure_series, t_test, xi, Mixture,
-    SweepCell, ThetaAt, UNBIASED_SIZES,
+    pair_trace_moments, series_slopes, spectral_norm, sweep_constant, sweep_figure_series, xi,
+    Mixture, SweepCell, ThetaAt, Unbiasedness, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::{pair_moments, residual_moments, Pairing};
@@ -142,28 +146,33 @@ fn anchor_matrix(
 }
 
 /// Anchors per replicate of the unbiasedness test.
-const UNBIASED_ANCHORS: usize = 500;
+const UNBIASED_ANCHORS: usize = 8_000;
 /// Replicates of the unbiasedness test.
-const UNBIASED_REPS: usize = 60;
+const UNBIASED_REPS: usize = 20;
 
-/// The unbiasedness test of the practical all-pairs `A`: `k = 2`, `d = 6`, `σ = 0.3`, `θ = 0`,
-/// `Σ_j = diag(U[0.5, 2])`, `Û` containing `Σ_0(θ*_0 − θ)` (model and `Û` from
-/// `child_seed(seed, SEED_TAG + 800)`, data from `child_seed(seed, SEED_TAG + 801)`, replicate
-/// r = stream index r). Returns the replicates of the anchors' mean `tr A / tr E A` and the
-/// t-test `(t, critical)`.
-fn practical_unbiasedness(cfg: &CheckConfig) -> (Vec<f64>, (f64, f64)) {
+/// The unbiasedness test of the practical all-pairs `A`: `k = 2`, `d = 6`, `σ = 0.3`, `θ` far,
+/// `Σ_j = βI`, `Û` containing `Σ_0(θ*_0 − θ)` (model and `Û` from `child_seed(seed, SEED_TAG +
+/// 800)`, data from `child_seed(seed, SEED_TAG + 801)`, replicate r = stream index r). Returns
+/// the test of `E` (anchors' mean `tr A`) and the `z` an `n²` normalisation would have in
+/// expectation.
+fn practical_unbiasedness(cfg: &CheckConfig) -> (Unbiasedness, f64) {
     let (k, d) = (2, 6);
     let model_seed = child_seed(cfg.seed, SEED_TAG + 800);
-    let mix = Mixture::draw(d, &[0.5, 0.5], 1.0, RANDOM_DIAG, 0.3, model_seed);
-    let theta = ThetaAt::Origin.theta(&mix);
-    let g = mix.mean_moment(0, &theta);
-    let u_hat = frame(d, k, &g, true, model_seed);
-    let expected = u_hat.tr_mul(&g).norm_squared();
+    let mix = Mixture::draw(d, &[0.5, 0.5], 1.0, EXTREME, 0.3, model_seed);
+    let theta = ThetaAt::Far.theta(&mix);
+    let u_hat = frame(d, k, &mix.mean_moment(0, &theta), true, model_seed);
     let sizes: Vec<usize> = (0..UNBIASED_ANCHORS)
         .map(|i| UNBIASED_SIZES[i % UNBIASED_SIZES.len()])
         .collect();
+    let anchors = sizes.len() as f64;
+    let moments: Vec<(f64, f64)> = sizes
+        .iter()
+        .map(|&n| pair_trace_moments(&mix, 0, &theta, &u_hat, n))
+        .collect();
+    let expected = moments[0].0;
+    let variance = moments.iter().map(|m| m.1).sum::<f64>() / (anchors * anchors);
     let seed = child_seed(cfg.seed, SEED_TAG + 801);
-    let ratios: Vec<f64> = (0..UNBIASED_REPS as u64)
+    let means: Vec<f64> = (0..UNBIASED_REPS as u64)
         .map(|r| {
             let fed = mix.federation(&sizes, Some(vec![0; sizes.len()]), seed, r);
             let total: f64 = (0..sizes.len())
@@ -173,11 +182,15 @@ fn practical_unbiasedness(cfg: &CheckConfig) -> (Vec<f64>, (f64, f64)) {
                     (u_hat.tr_mul(&a) * u_hat.tr_mul(&b).transpose()).trace()
                 })
                 .sum();
-            total / sizes.len() as f64 / expected
+            total / anchors
         })
         .collect();
-    let test = t_test(&ratios, 1.0, check_alpha());
-    (ratios, test)
+    let bias = sizes.iter().map(|&n| 1.0 / n as f64).sum::<f64>() / anchors * expected;
+    let shift = bias / (variance / UNBIASED_REPS as f64).sqrt();
+    (
+        Unbiasedness::test(&means, expected, variance, check_alpha()),
+        shift,
+    )
 }
 
 /// Run the check.
@@ -222,20 +235,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let validation: Vec<&SeriesSpec> = specs.iter().filter(|s| !s.calibration).collect();
     let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
     let slopes = series_slopes(&cells, &names, "ℓ", predicted, SLOPE_TOL);
-    let (unbiased, (t_stat, t_crit)) = practical_unbiasedness(cfg);
-    let unbiased_mean = unbiased.iter().sum::<f64>() / unbiased.len() as f64;
-    let unbiased_sd = (unbiased
-        .iter()
-        .map(|v| (v - unbiased_mean).powi(2))
-        .sum::<f64>()
-        / (unbiased.len() - 1) as f64)
-        .sqrt();
-    let n2_mean = UNBIASED_SIZES
-        .iter()
-        .map(|&n| (n - 1) as f64 / n as f64)
-        .sum::<f64>()
-        / UNBIASED_SIZES.len() as f64;
-    let passed = worst <= c && slopes.iter().all(|s| s.ok()) && t_stat.abs() <= t_crit;
+    let (unbiased, n2_shift) = practical_unbiasedness(cfg);
+    let passed = worst <= c && slopes.iter().all(|s| s.ok()) && unbiased.ok();
     let names: Vec<String> = validation.iter().map(|s| s.name()).collect();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let ratios: Vec<String> = cells
@@ -257,7 +258,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("seeds: model and Û of series s from child_seed(seed, {} + s), cell c from child_seed(seed, {SEED_TAG} + c), replicate r = stream index r", SEED_TAG + 900),
             format!("C = {SAFETY} × max calibration ratio = {c:.4}; worst validation ratio {worst:.4}; slope of the quantile in ℓ per validation series, predicted {predicted} ± {SLOPE_TOL}"),
             format!("ratios statistic/shape in cell order: {} (the (k/ℓ) log³ N term dominates ξ₂ on the whole grid)", ratios.join(", ")),
-            format!("unbiasedness of the practical all-pairs A (pair_moments, Pairing::AllPairs, projected on Û): k = 2, d = 6, σ = 0.3, θ = 0, Σ diag, Û ∋ Σ_0(θ*_0 − θ); {UNBIASED_ANCHORS} anchors of cluster 0 with sizes {UNBIASED_SIZES:?} cycled, {UNBIASED_REPS} replicates; mean of the anchors' mean tr A / tr E A = {unbiased_mean:.4} (replicate SD {unbiased_sd:.4}); |t| = {:.3} vs t_({}, 1−α/2) = {t_crit:.3}, α = {:.2e} (1% / #checks; an n² normalisation would give mean ≈ {n2_mean:.3})", t_stat.abs(), UNBIASED_REPS - 1, check_alpha()),
+            format!("unbiasedness of the practical all-pairs A (pair_moments, Pairing::AllPairs, projected on Û): k = 2, d = 6, Σ_0 = 2I, σ = 0.3, θ far, Û ∋ Σ_0(θ*_0 − θ); {UNBIASED_ANCHORS} anchors of cluster 0 with sizes {UNBIASED_SIZES:?} cycled, {UNBIASED_REPS} replicates of their mean tr A; mean / tr E A = {:.4}; |z| = {:.3} vs Chebyshev 1/√α = {:.1}, α = {:.2e} (1% / #checks); replicate SD / exact SD = {:.3}; an n² normalisation would give |z| ≈ {n2_shift:.1}", unbiased.ratio, unbiased.z.abs(), unbiased.critical, check_alpha(), unbiased.sd_ratio),
         ],
         figure: Some(Figure {
             title: "Lemma 6: ‖A − E A‖ vs ℓ".into(),
