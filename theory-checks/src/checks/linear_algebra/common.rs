@@ -454,6 +454,29 @@ mod tests {
         assert!((s2 / 0.09 - 1.0).abs() < 0.05, "{s2}");
     }
 
+    /// Noise-free, `Σ_0 = cI`, `P = [δ/‖δ‖, v]`: `y = Pᵀε` has `μ = (c‖δ‖, 0)` and
+    /// `S = c²‖δ‖² diag(3, 1)` (Gaussian fourth moments by hand), so with `m = |μ|²`,
+    /// `ζ₁ = 2m²`, `ζ₂ = 9m²` and `Var u_n = (8(n − 2) + 18) m² / (n(n − 1))`.
+    #[test]
+    fn pair_trace_variance_matches_the_isotropic_hand_computation() {
+        let c = 2.0;
+        let mix = Mixture::draw(5, &[1.0], 1.0, (c, c), 0.0, 9);
+        let theta = DVector::from_element(5, 0.3);
+        let delta = mix.theta_star.column(0) - &theta;
+        let mut frame =
+            DMatrix::from_fn(5, 2, |r, col| if col == 1 { (r as f64).sin() } else { 0.0 });
+        frame.set_column(0, &delta);
+        let p = fedmix::linalg::orthonormalize(frame);
+        let m = c * c * delta.norm_squared();
+        for n in 2..7 {
+            let (mean, var) = pair_trace_moments(&mix, 0, &theta, &p, n);
+            let nf = n as f64;
+            let hand = (8.0 * (nf - 2.0) + 18.0) * m * m / (nf * (nf - 1.0));
+            assert!((mean / m - 1.0).abs() < 1e-12, "{mean} vs {m}");
+            assert!((var / hand - 1.0).abs() < 1e-12, "n = {n}: {var} vs {hand}");
+        }
+    }
+
     #[test]
     fn expected_moment_is_the_p_weighted_sum() {
         let mix = Mixture::draw(4, &[0.2, 0.8], 1.0, (0.5, 2.0), 0.1, 3);

@@ -72,9 +72,9 @@ const SLOPE_TOL: f64 = 0.15;
 const SEED_TAG: u64 = 3_000;
 
 /// Clients per replicate of the unbiasedness test.
-const UNBIASED_CLIENTS: usize = 9_300;
+pub const UNBIASED_CLIENTS: usize = 9_300;
 /// Replicates of the unbiasedness test.
-const UNBIASED_REPS: usize = 20;
+pub const UNBIASED_REPS: usize = 20;
 
 /// The unbiasedness test of the practical all-pairs `Y`: `d = 6`, `p = (.1, .3, .6)`,
 /// `Σ_j = βI`, `σ = 0.3`, `θ` far (model from `child_seed(seed, SEED_TAG + 800)`, data from

@@ -146,9 +146,9 @@ fn anchor_matrix(
 }
 
 /// Anchors per replicate of the unbiasedness test.
-const UNBIASED_ANCHORS: usize = 8_000;
+pub const UNBIASED_ANCHORS: usize = 8_000;
 /// Replicates of the unbiasedness test.
-const UNBIASED_REPS: usize = 20;
+pub const UNBIASED_REPS: usize = 20;
 
 /// The unbiasedness test of the practical all-pairs `A`: `k = 2`, `d = 6`, `σ = 0.3`, `θ` far,
 /// `Σ_j = βI`, `Û` containing `Σ_0(θ*_0 − θ)` (model and `Û` from `child_seed(seed, SEED_TAG +

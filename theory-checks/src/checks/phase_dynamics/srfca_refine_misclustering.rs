@@ -63,7 +63,8 @@
 //! False-failure probability: tests 2 and 3 (a rejection there fails a correct implementation)
 //! share the check's α = [`check_alpha`] equally; test 1 and the non-vacuity conditions are
 //! power requirements (their failure means the experiment did not show the effect), with test
-//! 1 run at its own level [`ALPHA`] (a false-*pass* probability).
+//! 1 run at its own level [`ALPHA`] (a false-*pass* probability); test 4 is an identity up to
+//! rounding (no α).
 //!
 //! Statistic: the largest `count / critical count` of test 2 (pass ≤ 1). Sabotage: REFINE with
 //! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
