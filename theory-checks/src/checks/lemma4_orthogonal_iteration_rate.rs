@@ -8,17 +8,82 @@
 //! (SXY22 Algorithm 3, App. D.1) with `Y` held by one client as `a = UΛ`, `b = U`: `2t` of its
 //! half-steps are `t` orthogonal-iteration steps on `YYᵀ = Y²`, whose top-k subspace is `U₁`
 //! and whose gap ratio is `|λ_{k+1}/λ_k|²`, so the bound is `tan(ψ) |λ_{k+1}/λ_k|^{2t}`.
-//! Sabotage: every rate exponent doubled (too fast).
+//!
+//! The bound is loose on these instances (a random `Q₀` makes `tan ψ` large, and the spectrum
+//! below `λ_{k+1}` decays), so an iterate reported one step late would stay under it. Two exact
+//! identities therefore pin the reported iterates themselves, each up to [`IDENTITY_RTOL`]
+//! relative (the library's tolerance for algebraic identities in floating point; a Householder
+//! QR of a `d × k` block is backward stable to `O(dk·eps)`; measured ≤ 2e−15 here):
+//! - **The recursion** (SXY22 §4.1, `YQ_t = Q_{t+1}R_{t+1}` with a QR factorisation; GVL13
+//!   §8.2.4): for every reported `t`, `R := Q_{t+1}ᵀYQ_t` satisfies `Q_{t+1}R = YQ_t`, is upper
+//!   triangular with `diag R ≥ 0` (the sign convention of `fedmix::linalg::qr_positive`), and
+//!   `Q_{t+1}ᵀQ_{t+1} = I`. Deviation: the largest of `‖Q_{t+1}R − YQ_t‖_F / ‖YQ_t‖_F`,
+//!   `max_{i>j} |R_ij| / ‖YQ_t‖_F`, `max_i (−R_ii)⁺ / ‖YQ_t‖_F` and `‖Q_{t+1}ᵀQ_{t+1} − I‖_max`.
+//! - **Power iteration is orthogonal iteration with `k = 1`** (SXY22 §4.1: "when `k = 1`, this
+//!   is just the power method"): `fedmix::linalg::power_iteration(S, v₀, t)` with `S = YYᵀ` (the
+//!   PSD form Algorithm 1 step 9 iterates on) and `v₀` the first column of `Q₀` equals the
+//!   one-column orthogonal-iteration path at step `t`, for every `t = 0..T`, and so does its
+//!   Rayleigh quotient `vᵀSv` (relative to `‖S‖_F`). Deviation: the largest of
+//!   `‖v_t − q_t‖` and `|vᵀSv − qᵀSq| / ‖S‖_F` over `t`.
+//!
+//! Sabotage: every rate exponent doubled (too fast); the identities are not sabotaged.
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
 use fedmix::algorithms::orthogonal_iteration::{federated_orthogonal_iteration, ClientMoment};
-use fedmix::linalg::{orthogonal_iteration_path, projector_distance, random_orthonormal};
+use fedmix::linalg::{
+    orthogonal_iteration_path, power_iteration, projector_distance, random_orthonormal,
+};
+use fedmix::prec::IDENTITY_RTOL;
 use fedmix::rng::{stream, Purpose};
 use fedmix::run::Comm;
 use nalgebra::{DMatrix, DVector};
 
 /// Allowance for rounding in the projector distance (entries O(1), d ≤ 60).
 const ROUNDING: f64 = 1e-12;
+
+/// Largest relative deviation of a reported orthogonal-iteration path from the recursion
+/// `YQ_t = Q_{t+1}R_{t+1}` (QR with `diag R ≥ 0`, `Q_{t+1}` orthonormal), over `t`.
+fn recursion_deviation(y: &DMatrix<f64>, path: &[DMatrix<f64>]) -> f64 {
+    let mut worst: f64 = 0.0;
+    for pair in path.windows(2) {
+        let (q, next) = (&pair[0], &pair[1]);
+        let yq = y * q;
+        let scale = yq.norm().max(f64::MIN_POSITIVE);
+        let r = next.tr_mul(&yq);
+        worst = worst.max((next * &r - &yq).norm() / scale);
+        for i in 0..r.nrows() {
+            worst = worst.max((-r[(i, i)]).max(0.0) / scale);
+            for j in 0..i.min(r.ncols()) {
+                worst = worst.max(r[(i, j)].abs() / scale);
+            }
+        }
+        let k = next.ncols();
+        worst = worst.max((next.tr_mul(next) - DMatrix::identity(k, k)).amax());
+    }
+    worst
+}
+
+/// Largest deviation of `power_iteration(S, v₀, t)` (`v₀` = first column of `q0`) from the
+/// one-column orthogonal-iteration path on `S`, in the vector and in the Rayleigh quotient
+/// (relative to `‖S‖_F`), over `t = 0..=steps`.
+fn power_deviation(s: &DMatrix<f64>, q0: &DMatrix<f64>, steps: usize) -> f64 {
+    let v0 = q0.column(0).clone_owned();
+    let path = orthogonal_iteration_path(
+        s,
+        &DMatrix::from_column_slice(v0.len(), 1, v0.as_slice()),
+        steps,
+    );
+    let scale = s.norm();
+    path.iter()
+        .enumerate()
+        .map(|(t, q)| {
+            let q = q.column(0);
+            let (v, lambda) = power_iteration(s, &v0, t);
+            let rayleigh = q.dot(&(s * q));
+            (&v - q).norm().max((lambda - rayleigh).abs() / scale)
+        })
+        .fold(0.0, f64::max)
+}
 
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
@@ -28,6 +93,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut figure_obs = Vec::new();
     let mut figure_bound = Vec::new();
     let mut instances = 0;
+    let mut recursion_dev: f64 = 0.0;
+    let mut power_dev: f64 = 0.0;
     for (ri, &ratio) in ratios.iter().enumerate() {
         for rep in 0..cfg.pick(3, 10) {
             let idx = (ri * 100 + rep) as u64;
@@ -53,6 +120,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let tan_psi = (1.0 - cos_psi * cos_psi).max(0.0).sqrt() / cos_psi;
             let rate = (lam[k] / lam[k - 1]).abs();
             let path = orthogonal_iteration_path(&y, &q0, steps);
+            recursion_dev = recursion_dev.max(recursion_deviation(&y, &path));
+            power_dev = power_dev.max(power_deviation(&(&y * y.transpose()), &q0, steps));
             for (t, q) in path.iter().enumerate() {
                 let obs = projector_distance(q, &u1);
                 let exp = if cfg.sabotage { 2 * t } else { t } as i32;
@@ -85,10 +154,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: ROUNDING,
         constant: None,
         slopes: Vec::new(),
-        passed: worst <= ROUNDING,
+        passed: worst <= ROUNDING && recursion_dev <= IDENTITY_RTOL && power_dev <= IDENTITY_RTOL,
         details: vec![
             format!("{instances} instances: d = {d}, k = {k}, gap ratios |λ_(k+1)/λ_k| ∈ {ratios:?}, random U and Q₀, t = 0..{steps}; Algorithm 3 (2t half-steps) against rate^(2t)"),
             format!("statistic = max over instances and t of (observed − bound); ≤ {ROUNDING:e} passes"),
+            format!("recursion YQ_t = Q_(t+1)R_(t+1) (QR, diag R ≥ 0, Q orthonormal) on the reported path, every t: largest relative deviation {recursion_dev:.2e} (allowance {IDENTITY_RTOL:e})"),
+            format!("power_iteration(YYᵀ, first column of Q₀, t) = one-column orthogonal iteration at t, t = 0..{steps} (vector and Rayleigh quotient / ‖YYᵀ‖_F): largest deviation {power_dev:.2e} (allowance {IDENTITY_RTOL:e})"),
         ],
         figure: Some(Figure {
             title: format!("Lemma 4: orthogonal iteration, gap ratio {}", ratios[ratios.len() - 1]),

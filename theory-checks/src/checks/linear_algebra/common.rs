@@ -179,6 +179,77 @@ pub fn xi(dim: usize, count: usize, n_total: usize) -> f64 {
     (dim * ln / count).sqrt() + dim / count * ln.powi(3)
 }
 
+/// Sizes of the clients of an unbiasedness test, cycled: small and unequal, so that a U-statistic
+/// normalised by `n²` instead of `n(n − 1)` (expectation scaled by `(n − 1)/n`, between ½ and
+/// ⅘ here) is far from its expectation.
+pub const UNBIASED_SIZES: [usize; 4] = [2, 3, 4, 5];
+
+/// Mean `|μ|²` and variance of the U-statistic `u_n = (1/(n(n−1))) Σ_{a≠b} y_aᵀy_b` of `n`
+/// i.i.d. projected residual moments `y = Pᵀε(x, y, θ)` of cluster `j` (`P`: `d × k`, `I` for
+/// no projection). With `μ = E y = PᵀΣ_j(θ*_j − θ)` and `S = E yyᵀ = Pᵀ E[εεᵀ] P`, where for
+/// `x ~ N(0, Σ_j)` and independent noise Isserlis' theorem gives `E[εεᵀ] = (δᵀΣ_jδ + σ²)Σ_j +
+/// 2Σ_jδδᵀΣ_j` (`δ = θ*_j − θ`), Hoeffding's decomposition of a U-statistic of order 2 gives
+/// `Var u_n = (4(n − 2)ζ₁ + 2ζ₂)/(n(n − 1))` with `ζ₁ = Var(y_aᵀμ) = μᵀSμ − |μ|⁴` and
+/// `ζ₂ = Var(y_aᵀy_b) = tr S² − |μ|⁴`.
+pub fn pair_trace_moments(
+    mix: &Mixture,
+    j: usize,
+    theta: &DVector<f64>,
+    proj: &DMatrix<f64>,
+    n: usize,
+) -> (f64, f64) {
+    let delta = mix.theta_star.column(j) - theta;
+    let c = mix.cov.column(j);
+    let g = mix.mean_moment(j, theta);
+    let quad = delta.component_mul(&delta).dot(&c) + mix.sigma * mix.sigma;
+    let second = DMatrix::from_diagonal(&(c * quad)) + &g * g.transpose() * 2.0;
+    let mu = proj.tr_mul(&g);
+    let s = proj.tr_mul(&(second * proj));
+    let m = mu.norm_squared();
+    let zeta1 = mu.dot(&(&s * &mu)) - m * m;
+    let zeta2 = (&s * &s).trace() - m * m;
+    let nf = n as f64;
+    (
+        m,
+        (4.0 * (nf - 2.0) * zeta1 + 2.0 * zeta2) / (nf * (nf - 1.0)),
+    )
+}
+
+/// An unbiasedness test of a statistic with exactly known mean and variance.
+#[derive(Clone, Debug)]
+pub struct Unbiasedness {
+    /// Mean of the replicates divided by the expectation.
+    pub ratio: f64,
+    /// `z = (mean − expectation)/√(variance/R)`.
+    pub z: f64,
+    /// Chebyshev's critical value `1/√α`: `P[|z| ≥ 1/√α] ≤ α` for any distribution.
+    pub critical: f64,
+    /// Empirical SD of the replicates over the exact SD (a check of the variance formula, not
+    /// part of the decision).
+    pub sd_ratio: f64,
+}
+
+impl Unbiasedness {
+    /// Two-sided Chebyshev test of `E v = expected` at level `alpha` from `R` independent
+    /// replicates `v`, each of exactly known variance `variance`.
+    pub fn test(v: &[f64], expected: f64, variance: f64, alpha: f64) -> Self {
+        let r = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / r;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1.0)).sqrt();
+        Self {
+            ratio: mean / expected,
+            z: (mean - expected) / (variance / r).sqrt(),
+            critical: 1.0 / alpha.sqrt(),
+            sd_ratio: sd / variance.sqrt(),
+        }
+    }
+
+    /// Whether the test passes (`|z| ≤ 1/√α`).
+    pub fn ok(&self) -> bool {
+        self.z.abs() <= self.critical
+    }
+}
+
 /// Spectral norm `‖A‖₂` (largest singular value).
 pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {
     a.singular_values().max()
@@ -382,6 +453,29 @@ mod tests {
         let resid = fed.y(0) - x.tr_mul(&mix.theta_star.column(1));
         let s2 = resid.norm_squared() / 20_000.0;
         assert!((s2 / 0.09 - 1.0).abs() < 0.05, "{s2}");
+    }
+
+    /// Noise-free, `Σ_0 = cI`, `P = [δ/‖δ‖, v]`: `y = Pᵀε` has `μ = (c‖δ‖, 0)` and
+    /// `S = c²‖δ‖² diag(3, 1)` (Gaussian fourth moments by hand), so with `m = |μ|²`,
+    /// `ζ₁ = 2m²`, `ζ₂ = 9m²` and `Var u_n = (8(n − 2) + 18) m² / (n(n − 1))`.
+    #[test]
+    fn pair_trace_variance_matches_the_isotropic_hand_computation() {
+        let c = 2.0;
+        let mix = Mixture::draw(5, &[1.0], 1.0, (c, c), 0.0, 9);
+        let theta = DVector::from_element(5, 0.3);
+        let delta = mix.theta_star.column(0) - &theta;
+        let mut frame =
+            DMatrix::from_fn(5, 2, |r, col| if col == 1 { (r as f64).sin() } else { 0.0 });
+        frame.set_column(0, &delta);
+        let p = fedmix::linalg::orthonormalize(frame);
+        let m = c * c * delta.norm_squared();
+        for n in 2..7 {
+            let (mean, var) = pair_trace_moments(&mix, 0, &theta, &p, n);
+            let nf = n as f64;
+            let hand = (8.0 * (nf - 2.0) + 18.0) * m * m / (nf * (nf - 1.0));
+            assert!((mean / m - 1.0).abs() < 1e-12, "{mean} vs {m}");
+            assert!((var / hand - 1.0).abs() < 1e-12, "n = {n}: {var} vs {hand}");
+        }
     }
 
     #[test]

@@ -45,10 +45,26 @@
 //!    trained model, a larger margin than ONE_SHOT's pairwise `λ = Δ/2` test. (A former
 //!    two-sided test of equal slopes failed at 9 of those 30 seeds.)
 //!
+//! 4. **The TrimmedMeanGD step** (SRFCA Algorithm 3, `ω_{c,t+1} = proj_W(ω_{c,t} − η
+//!    TrMean_β({∇f_i(ω_{c,t}) : i ∈ S_c}))`, `ω_{c,0} = w₀ = 0`, `W = R^d` here): on the first
+//!    successful replicate of every grid point, each recorded iterate `ω_{c,t+1}` (the
+//!    recorder's saved models after ONE_SHOT, `S_c` from its labels) must equal the step
+//!    recomputed from the recorded `ω_{c,t}`, with the clients' gradients from the library
+//!    (`fedx_clustering::client_gradient`, the ones TrimmedMeanGD receives) and the trimmed mean
+//!    from Definition 3.2: per coordinate, the mean of the values left after removing the
+//!    `⌊βJ⌋` smallest and the `⌊βJ⌋` largest of the `J` (the `J − 2⌊βJ⌋` kept values; Definition
+//!    3.2's `1/((1 − 2β)J)` is this count when `βJ` is an integer). Exact up to rounding:
+//!    allowance [`IDENTITY_RTOL`] relative to `max(‖ω_{c,t+1}‖, η‖g‖)` (the library's tolerance
+//!    for algebraic identities; the step is one sort and one sum per coordinate, so the two
+//!    computations differ by a few ulps at most). Tests 1–3 cannot see a step that is merely
+//!    shorter by a constant factor: with `T = 50` steps on a strongly convex loss the cluster
+//!    models still converge, and the misclustering they lead to is the same.
+//!
 //! False-failure probability: tests 2 and 3 (a rejection there fails a correct implementation)
 //! share the check's α = [`check_alpha`] equally; test 1 and the non-vacuity conditions are
 //! power requirements (their failure means the experiment did not show the effect), with test
-//! 1 run at its own level [`ALPHA`] (a false-*pass* probability).
+//! 1 run at its own level [`ALPHA`] (a false-*pass* probability); test 4 is an identity up to
+//! rounding (no α).
 //!
 //! Statistic: the largest `count / critical count` of test 2 (pass ≤ 1). Sabotage: REFINE with
 //! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
@@ -59,11 +75,14 @@ use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::algorithms::fedx_clustering::client_gradient;
+use fedmix::algorithms::sr_fca::{SrFca, SrfcaParams};
 use fedmix::algorithms::two_phase::RunConfig;
+use fedmix::federation::Federation;
 use fedmix::metrics::majority_misclustering;
+use fedmix::prec::IDENTITY_RTOL;
 use fedmix::run::{as_options, Recorder, UNASSIGNED};
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Noise σ.
@@ -123,6 +142,9 @@ struct Point {
     /// Replicates whose `C₀` violates Theorem 4.8's premise (a true cluster without a proxy, or
     /// a cluster without a strict majority).
     bad_start: usize,
+    /// Test 4's largest relative deviation of a TrimmedMeanGD step (on the first successful
+    /// replicate; `None` if no replicate succeeded).
+    step_dev: Option<f64>,
 }
 
 impl Point {
@@ -170,6 +192,52 @@ fn config(sabotage: bool) -> RunConfig {
     }
 }
 
+/// `TrMean_β` of the columns of `values` from SRFCA Definition 3.2: per coordinate, the mean of
+/// the values left after removing the `⌊βJ⌋` smallest and the `⌊βJ⌋` largest.
+fn trimmed_mean_by_definition(values: &[DVector<f64>], beta: f64) -> DVector<f64> {
+    let j = values.len();
+    let drop = (beta * j as f64).floor() as usize;
+    DVector::from_fn(values[0].len(), |r, _| {
+        let mut coord: Vec<f64> = values.iter().map(|v| v[r]).collect();
+        coord.sort_by(f64::total_cmp);
+        let kept = &coord[drop..j - drop];
+        kept.iter().sum::<f64>() / kept.len() as f64
+    })
+}
+
+/// Test 4: the largest deviation, relative to `max(‖ω_{c,t+1}‖, η‖g‖)`, of the recorded
+/// TrimmedMeanGD iterates of the (single) REFINE step from SRFCA Algorithm 3's step applied to
+/// the recorded previous iterate (`ω_{c,0} = 0`). The recorder saved the ONE_SHOT models and
+/// labels (the clusters `S_c`), then `ω_1 … ω_T`; infinity if the record is shorter.
+fn trimmed_mean_gd_deviation(fed: &Federation, rc: &RunConfig, rec: &Recorder) -> f64 {
+    let p = SrfcaParams::from_config(rc, fed).expect("the run validated these parameters");
+    let (Some(labels), Some(trained)) = (rec.labels.first(), rec.iterates.get(1..=p.refine_rounds))
+    else {
+        return f64::INFINITY;
+    };
+    let mut omega = DMatrix::zeros(fed.d(), trained[0].ncols());
+    let mut worst: f64 = 0.0;
+    for next in trained {
+        for c in 0..omega.ncols() {
+            let w = omega.column(c).clone_owned();
+            let grads: Vec<DVector<f64>> = (0..labels.len())
+                .filter(|&i| labels[i] == c)
+                .map(|i| client_gradient(fed, i, &w))
+                .collect();
+            let step = trimmed_mean_by_definition(&grads, p.beta) * p.eta;
+            let mut expected = &w - &step;
+            if let Some(dm) = p.diameter {
+                // proj_W onto the ball of diameter D centred at 0.
+                expected *= (dm / 2.0 / expected.norm()).min(1.0);
+            }
+            let scale = expected.norm().max(step.norm()).max(f64::MIN_POSITIVE);
+            worst = worst.max((next.column(c) - expected).norm() / scale);
+        }
+        omega.clone_from(next);
+    }
+    worst
+}
+
 fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
     let mix = Mixture::with_theta(ts, SIGMA);
@@ -187,6 +255,7 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
         wrong0: 0,
         wrong1: 0,
         bad_start: 0,
+        step_dev: None,
     };
     for r in 0..reps as u64 {
         let fed = mix.federation(
@@ -197,6 +266,9 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
         let mut rec = Recorder::new(true);
         let ((w0, ok0, good0), (w1, ok1)) = match alg.run_detailed(&fed, &mut rec) {
             Ok(_) => {
+                if pt.step_dev.is_none() {
+                    pt.step_dev = Some(trimmed_mean_gd_deviation(&fed, &alg.cfg, &rec));
+                }
                 let first = quality(&rec.labels[0], &truth);
                 let (w1, ok1, _) = quality(rec.labels.last().expect("REFINE ran"), &truth);
                 (first, (w1, ok1))
@@ -308,7 +380,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }
         _ => false,
     };
+    // Test 4: the TrimmedMeanGD step identity.
+    let step_devs: Vec<f64> = all.iter().filter_map(|p| p.step_dev).collect();
+    let step_dev = step_devs.iter().copied().fold(0.0, f64::max);
+    let step_ok = !step_devs.is_empty() && step_dev <= IDENTITY_RTOL;
     let passed = test1
+        && step_ok
         && rejected.is_empty()
         && c > 0.0
         && one_shot_rejected.len() >= MIN_BITING
@@ -357,6 +434,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("test 2: C = max calibration P̂₁/q̂₀ = {c_raw:.4} (n ∈ {CAL_N:?}, points with ≥ {MIN_COUNT} failures) × {SAFETY} = {c:.4}; binomial tests of #(C₁ ≠ C*) against min(1, C q̂₀) at α₂ = {:.2e}/{} each (Bonferroni); rejected: {rejected:?}; statistic = max count/critical = {worst:.4}", test_alpha(), val.len()),
             format!("test 2 applied to ONE_SHOT (#(C₀ ≠ C*) against the same bound; must reject at ≥ {MIN_BITING} points): rejected at {}: {one_shot_rejected:?}", one_shot_rejected.len()),
             format!("test 3: slope of ln q̂₀ on n = {}, of ln P̂₁ = {}; one-sided (Theorem 4.8 is an upper bound with Lemma 4.6's exponent): slope₁ ≤ slope₀ + t_(29, 1−α₃) × {RATE_DIFF_SD} × √(1 + 1/30) = slope₀ + {:.3}, SD of slope₁ − slope₀ across {RATE_DIFF_SEEDS} held-out master seeds 1001..1030, α₃ = {:.2e}", r0.map_or("n/a".into(), |r| format!("{:.4}", r.0)), r1.map_or("n/a (fewer than 3 points with enough failures)".into(), |r| format!("{:.4}", r.0)), rate_tolerance(), test_alpha()),
+            format!("test 4 (TrimmedMeanGD step = proj_W(ω − η TrMean_β(∇f_i(ω))), TrMean_β by Definition 3.2 with ⌊βJ⌋ removed per side, every recorded step of the first successful replicate of {} grid points): largest relative deviation {step_dev:.2e} (allowance {IDENTITY_RTOL:e}, rounding)", step_devs.len()),
             format!("false-failure probability of the check: α = α₂ + α₃ = {:.2e} (1% / #checks); test 1 (level {ALPHA}, a false-pass rate) and non-vacuity are power requirements", check_alpha()),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation: {}", val.iter().map(row).collect::<Vec<_>>().join("; ")),
