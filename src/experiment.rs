@@ -1115,7 +1115,7 @@ pub fn merge(out: &Path) -> Result<Merged> {
             Metric::Distance => "d(θ, θ*)".to_string(),
             Metric::Misclustering => "misclustering (clients)".to_string(),
             Metric::Success => format!(
-                "success probability ({} seeds/point)",
+                "success probability ({} seeds/point planned)",
                 plan.experiment.profiles[&plan.profile].seeds
             ),
             Metric::Clusters => "clusters found".to_string(),

@@ -256,7 +256,7 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
 }
 
 macro_rules! chart {
-    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $y0:expr) => {{
+    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $y0:expr, $sx:expr, $sy:expr) => {{
         let mut chart = ChartBuilder::on($root)
             .caption(&$fig.title, ("sans-serif", 16))
             .margin(12)
@@ -270,8 +270,8 @@ macro_rules! chart {
             .x_desc($fig.x_label.as_str())
             .y_desc($fig.y_label.as_str())
             .label_style(("sans-serif", 12))
-            .x_label_formatter(&|v| crate::figure::tick(*v))
-            .y_label_formatter(&|v| crate::figure::tick(*v))
+            .x_label_formatter(&|v| crate::figure::log_tick(*v, $fig.log_x && $sx))
+            .y_label_formatter(&|v| crate::figure::log_tick(*v, $fig.log_y && $sy))
             .draw()
             .map_err(|e| e.to_string())?;
         let p1 = $fig
@@ -433,14 +433,39 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     fig.log_y &= ly1 / ly0 >= 10.0;
     let fig = &fig;
     let ((x0, x1), (y0, y1)) = range(fig);
+    let (sparse_x, sparse_y) = (x1 / x0 >= 10.0, y1 / y0 >= 10.0);
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (plot, legend) = root.split_horizontally(740);
     match (fig.log_x, fig.log_y) {
-        (true, true) => chart!(&plot, fig, (x0..x1).log_scale(), (y0..y1).log_scale(), y0),
-        (true, false) => chart!(&plot, fig, (x0..x1).log_scale(), y0..y1, y0),
-        (false, true) => chart!(&plot, fig, x0..x1, (y0..y1).log_scale(), y0),
-        (false, false) => chart!(&plot, fig, x0..x1, y0..y1, y0),
+        (true, true) => chart!(
+            &plot,
+            fig,
+            (x0..x1).log_scale(),
+            (y0..y1).log_scale(),
+            y0,
+            sparse_x,
+            sparse_y
+        ),
+        (true, false) => chart!(
+            &plot,
+            fig,
+            (x0..x1).log_scale(),
+            y0..y1,
+            y0,
+            sparse_x,
+            sparse_y
+        ),
+        (false, true) => chart!(
+            &plot,
+            fig,
+            x0..x1,
+            (y0..y1).log_scale(),
+            y0,
+            sparse_x,
+            sparse_y
+        ),
+        (false, false) => chart!(&plot, fig, x0..x1, y0..y1, y0, sparse_x, sparse_y),
     }
     draw_legend(&legend, fig)?;
     root.present().map_err(|e| e.to_string())

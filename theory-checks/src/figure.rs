@@ -63,7 +63,7 @@ fn bounds(fig: &Figure) -> ((f64, f64), (f64, f64)) {
 }
 
 macro_rules! draw_chart {
-    ($root:expr, $fig:expr, $xr:expr, $yr:expr) => {{
+    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $sx:expr, $sy:expr) => {{
         let mut chart = ChartBuilder::on($root)
             .caption(&$fig.title, ("sans-serif", 17))
             .margin(12)
@@ -76,8 +76,8 @@ macro_rules! draw_chart {
             .x_desc($fig.x_label.as_str())
             .y_desc($fig.y_label.as_str())
             .label_style(("sans-serif", 12))
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| log_tick(*v, $fig.log_x && $sx))
+            .y_label_formatter(&|v| log_tick(*v, $fig.log_y && $sy))
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, s) in $fig.series.iter().enumerate() {
@@ -196,6 +196,23 @@ pub fn draw_legend<DB: DrawingBackend>(
 }
 
 /// A short tick label: up to 4 significant digits, scientific outside [1e−3, 1e4).
+/// A tick label on a log axis. Plotters places ticks at every 1..9 × 10^k; on an axis spanning
+/// at least a decade (`sparse`) only the 1, 2, 5 × 10^k ones are labelled, so the labels between
+/// two decades do not run into one another. A shorter axis labels every tick.
+pub fn log_tick(v: f64, sparse: bool) -> String {
+    if !sparse || v <= 0.0 {
+        return tick(v);
+    }
+    let m = v / 10f64.powf(v.log10().floor());
+    let lead = m.round();
+    if (m - lead).abs() < 1e-6 * lead.max(1.0) && [1.0, 2.0, 5.0, 10.0].contains(&lead) {
+        tick(v)
+    } else {
+        String::new()
+    }
+}
+
+/// A tick label: plain decimals between 1e−3 and 1e4, scientific notation outside.
 pub fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
@@ -220,14 +237,22 @@ pub fn tick(v: f64) -> String {
 pub fn render_svg(fig: &Figure, path: &Path) -> Result<(), String> {
     register_fonts();
     let ((x0, x1), (y0, y1)) = bounds(fig);
+    let (sparse_x, sparse_y) = (x1 / x0 >= 10.0, y1 / y0 >= 10.0);
     let root = SVGBackend::new(path, (980, 460)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (plot, legend) = root.split_horizontally(700);
     match (fig.log_x, fig.log_y) {
-        (true, true) => draw_chart!(&plot, fig, (x0..x1).log_scale(), (y0..y1).log_scale()),
-        (true, false) => draw_chart!(&plot, fig, (x0..x1).log_scale(), y0..y1),
-        (false, true) => draw_chart!(&plot, fig, x0..x1, (y0..y1).log_scale()),
-        (false, false) => draw_chart!(&plot, fig, x0..x1, y0..y1),
+        (true, true) => draw_chart!(
+            &plot,
+            fig,
+            (x0..x1).log_scale(),
+            (y0..y1).log_scale(),
+            sparse_x,
+            sparse_y
+        ),
+        (true, false) => draw_chart!(&plot, fig, (x0..x1).log_scale(), y0..y1, sparse_x, sparse_y),
+        (false, true) => draw_chart!(&plot, fig, x0..x1, (y0..y1).log_scale(), sparse_x, sparse_y),
+        (false, false) => draw_chart!(&plot, fig, x0..x1, y0..y1, sparse_x, sparse_y),
     }
     let entries: Vec<(String, RGBColor, Mark)> = fig
         .series
