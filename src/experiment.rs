@@ -1,4 +1,5 @@
-//! Experiments as files (SPEC §8): a TOML under `experiments/` names a synthetic setting,
+//! Experiments as files (the figures of SXY22 App. C Figs. 1–3, IFCA §6.1 Fig. 3 and SR-FCA §5,
+//! and our own sweeps): a TOML under `experiments/` names a synthetic setting,
 //! algorithms ("series"), an optional parameter axis, variants (e.g. several σ), seeds per
 //! profile and the figures to draw. The runner splits it into independent **cells** — one per
 //! axis value × variant × data seed; a cell generates its data once and runs every series on

@@ -1,4 +1,5 @@
-//! Metrics and accounting of SPEC §6.
+//! Metrics: the error and misclustering measures of the experiments, and the constants SXY22's
+//! bounds are stated in (§3 and §4.2).
 //!
 //! - [`bottleneck_distance`]: `d(θ̂, θ*) = min_π max_j ‖θ̂_{π(j)} − θ*_j‖` (SXY22 eq. 6), exact for
 //!   any k by binary search over the sorted candidate thresholds with a bipartite
@@ -418,9 +419,11 @@ pub struct LabelQuality {
     pub unassigned: usize,
 }
 
-/// SPEC §6: the best-permutation rate when `k_hat = k` and every client is assigned, otherwise
-/// SRFCA Def. 3.1 majority labels (with `K̂ ≠ k` a permutation cannot match every cluster, and
-/// would count a correctly split true cluster as wrong).
+/// Decision (no paper fixes a misclustering rate for a mix of algorithms): the best-permutation
+/// rate when `k_hat = k` and every client is assigned, because cluster indices are only
+/// identifiable up to a permutation (as in SXY22 eq. 6); otherwise SR-FCA Definition 3.1
+/// majority labels, because with `K̂ ≠ k` a permutation cannot match every cluster and would
+/// count a correctly split true cluster as wrong.
 ///
 /// # Errors
 /// As [`misclustering`] / [`majority_misclustering`].
@@ -607,7 +610,9 @@ pub fn summarize(values: &[f64]) -> ErrorSummary {
     }
 }
 
-/// Quantity skew `χ²(n) = M Σ_i (n_i/N)² − 1` (SPEC §1); 0 for balanced data.
+/// Quantity skew `χ²(n) = M Σ_i (n_i/N)² − 1`: the χ² divergence of `p_n(i) = n_i/N` from the
+/// uniform distribution on `[M]` (SXY22 §4.2, defined before Theorem 2; it enters `ν`, eq. 10);
+/// 0 for balanced data.
 pub fn chi2(sizes: &[usize]) -> f64 {
     let total: f64 = sizes.iter().map(|&n| n as f64).sum();
     let m = sizes.len() as f64;

@@ -1,5 +1,6 @@
-//! Every source of randomness of a run, suppliable from files and exportable (validation issue
-//! #8): `--init`, `--anchors`, `--q0`, `--power-start`, `--participation`, and
+//! Every source of randomness of a run, suppliable from files and exportable, so that another
+//! implementation can be validated against this one on the same draws (`docs/validating.md`):
+//! `--init`, `--anchors`, `--q0`, `--power-start`, `--participation`, and
 //! `fedmix run --export-randomness DIR`, which writes what a run drew in exactly the formats
 //! those flags read. Formats (docs/validating.md §2):
 //!

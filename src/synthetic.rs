@@ -1,5 +1,6 @@
-//! Seeded synthetic federations: every setting of SPEC §1.1 by name, with every parameter
-//! overridable by its public name (`--set sigma=0.2 --set d=50`).
+//! Seeded synthetic federations: every setting of the papers' synthetic experiments (SXY22
+//! App. C.1–C.3, IFCA §6.1, and the IFCA and SR-FCA authors' released code) by name, with every
+//! parameter overridable by its public name (`--set sigma=0.2 --set d=50`).
 //!
 //! Parameter names are a public contract: `k`, `d`, `clients` (M), `samples` (n of an ordinary
 //! client), `sigma` (noise scale), `r` (scale of `θ*`: for Gaussian `θ*` the norm scale,
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// Largest number of bytes a generated federation may occupy (refused before allocating).
 pub const MAX_DATA_BYTES: u128 = 8 << 30;
 
-/// The named synthetic settings of SPEC §1.1.
+/// The named synthetic settings (SXY22 App. C.1–C.3, IFCA §6.1, the IFCA / SR-FCA authors' code).
 pub const SETTINGS: &[(&str, &str)] = &[
     ("sxy-balanced", "SXY22 App. C.1: k=3, d=100, M=200, n_i=50, p uniform"),
     ("sxy-unbalanced-data", "SXY22 App. C.2: M=920, n_i=10 (900 clients) / 50 (20 clients), p uniform"),
@@ -125,7 +126,9 @@ pub enum LabelRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ThetaDist {
-    /// `θ*_j ~ N(0, r² I_d / d)` — Decision (SPEC §1.1): the OCR glyph read as `1/√d`.
+    /// `θ*_j ~ N(0, r² I_d / d)`. Decision: SXY22 App. C samples `θ*_j` from `c · N(0, 1)` with
+    /// d = 100, the scale `c` illegible in the extracted text; we read it as `1/√d`, because
+    /// the error axes of SXY22 Figs. 1–3 start near 10⁰, i.e. `‖θ*_j‖ ≈ 1` (`r = 1` default).
     Gaussian,
     /// `θ*_j = r · Bernoulli(0.5)^d` (IFCA official code; not rescaled).
     Bernoulli,
@@ -196,6 +199,10 @@ impl SettingParams {
             size_spread: 1.0,
             size_min: 2,
             size_max: 1000,
+            // Decision: default σ = 0.1, a convenient default, not the paper's value. SXY22
+            // App. C's noise is "0.? · N(0, 1)" with the digit garbled in the extracted text; the
+            // SXY22 figure experiments (`experiments/sxy22-fig*.toml`) read it as 0.2 and set
+            // σ = 0.2 explicitly.
             sigma: 0.1,
             r: 1.0,
             p: Vec::new(),

@@ -197,7 +197,8 @@ pub fn diagnose(
     format!(
         "round {}: every client chose the same cluster, but model {j} moved by {moved_cand:.6e} in the candidate \
          vs {moved_ref:.6e} in the reference (ratio {ratio:.4}): the local update or the aggregation differs \
-         (weights must be n_i/N over all clients, SPEC §3; a constant ratio like N/N_j means per-cluster weights)",
+         (weights must be n_i/N over all clients, as SXY22 Phase 2's w_i = n_i/N; \
+         a constant ratio like N/N_j means per-cluster weights)",
         r.round
     )
 }

@@ -1,6 +1,6 @@
 //! CFL — Clustered Federated Learning (Sattler, Müller, Samek, IEEE TNNLS 2021, Algorithms 1
-//! and 2; SPEC §5 item 7). Top-down: FedAvg runs in every cluster; when a cluster is near a
-//! stationary point of its joint objective but some clients are not,
+//! and 2; a baseline of SR-FCA §5). Top-down: FedAvg runs in every cluster; when a cluster is
+//! near a stationary point of its joint objective but some clients are not,
 //! `‖Σ_{i∈c} (n_i/N_c) Δθ_i‖ < ε₁` and `max_{i∈c} ‖Δθ_i‖ > ε₂`, the cluster is bipartitioned by
 //! the cosine similarities `α_ij = ⟨Δθ_i, Δθ_j⟩ / (‖Δθ_i‖‖Δθ_j‖)` of its clients' updates.
 //!
@@ -17,8 +17,8 @@
 //!   cluster's member list before the split is stored. (The authors' notebook appends the
 //!   positions themselves, which is only right for the first split of all clients.)
 //!
-//! Decisions (from the authors' code where the paper is silent; each a "Decision:" in SPEC
-//! terms): no split before round
+//! Decisions (Sattler et al.'s paper leaves these open; each is taken from the authors' notebook,
+//! the reference implementation, so that this CFL behaves like theirs): no split before round
 //! `cfl_warmup_rounds` (their `c_round > 20`); only clusters with more than two clients split
 //! (their `len(idc) > 2`); in a splitting round the split happens first and each child then
 //! aggregates its own members' updates from that round; a child keeps its position in the
@@ -28,8 +28,9 @@
 //! `η s ‖θ‖`); measured with the default step (`γ = 0.8`, `s = 5`) on `sxy-balanced` seed 1:
 //! splits at rounds 21 and 27, three clusters, no client misclustered.
 //!
-//! Over-splitting, measured (issue 4, `docs/baselines.md`; not changed): the criterion assumes
-//! that at a cluster's stationary point a congruent client's update vanishes. A client with
+//! Over-splitting, measured (`examples/baselines_table.rs`, `docs/baselines.md`; the criterion
+//! is kept as published, not patched): it assumes that at a cluster's stationary point a
+//! congruent client's update vanishes. A client with
 //! `n_i < d` keeps a sampling-noise update there, so `max ‖Δθ_i‖ > ε₂` holds every round and
 //! the single-linkage bipartition isolates the least similar client: one singleton split per
 //! round after the warm-up (155, 301, 316 clusters on `sxy-unbalanced-both` seeds 1–3, where

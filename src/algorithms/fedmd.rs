@@ -1,5 +1,6 @@
-//! SXY22 Phase 1 — Federated Moment Descent (FedMD) on anchor clients (SXY22 §4.1,
-//! Algorithm 1, App. C/D; SPEC §2).
+//! SXY22 Phase 1 — Federated Moment Descent (FedMD) on anchor clients (SXY22 §4.1, pseudocode
+//! "Phase 1", called Algorithm 1 in these docs; App. C for the practical variant, App. D for the
+//! analysis).
 //!
 //! Residual moment `ε(x, y, θ) = (y − ⟨φ(x), θ⟩) φ(x)`. For a client of cluster j,
 //! `E[ε] = Σ_j(θ*_j − θ)` and, for two independent samples of the same client,
@@ -7,13 +8,34 @@
 //! subspace `Û` of `Y = Σ w U` (other clients' cross moments at `θ_{i,t}`), form the `k × k`
 //! projected moment `A` from its own samples (eq. 2), take `β̂` and `σ̂² = σ₁(A)` by power
 //! iteration on `AAᵀ`, and step `θ ← θ + (ασ̂/(2β²)) Ûβ̂` unless `σ̂ ≤ εΔ`. Finally anchors closer
-//! than `Δ/2` are linked; components are the clusters.
+//! than `Δ/2` are linked; components are the clusters. (Step numbers below are those of the
+//! Phase 1 pseudocode: 9 subspace, 10–11 `A` and power iteration, 12–15 update, 16 linking.)
 //!
-//! Decisions (SPEC §2): `σ̂² := σ₁(A)` (so `σ̂ ≈ ‖Σ_j(θ*_j − θ)‖`); the sign of `β̂` makes
-//! `β̂ᵀÛᵀḡ ≥ 0` with `ḡ` the anchor's mean residual moment over the samples of step 8; with more
-//! than k components the k largest are kept (ties: lowest anchor client index), with fewer a
-//! [`FedmixError::TooFewClusters`] error; the practical variant pairs samples by the all-pairs
-//! U-statistic `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i−1))` (selectable: [`Pairing`]).
+//! Decisions (the paper leaves these open):
+//! - Decision: `σ̂² := σ₁(A) = √λ₁(AAᵀ)`. Step 11 runs power iteration on `AAᵀ`, whose
+//!   eigenvalue is `σ₁(A)²`, while §4.1 (after eq. 2) calls `σ̂²` an approximation of `A`'s
+//!   leading singular value; we take the square root, because `E A = ÛᵀΣ_j(θ*_j − θ)(θ*_j −
+//!   θ)ᵀΣ_jÛ` has leading singular value `≈ ‖Σ_j(θ*_j − θ)‖²`, which is what Prop. 2's eq. 19
+//!   compares `σ̂²` with, and the step `ασ̂/(2β²)` then scales with the distance to `θ*_j`.
+//! - Decision: the sign of `β̂` makes `β̂ᵀÛᵀḡ ≥ 0`, with `ḡ` the anchor's mean residual moment
+//!   over the samples that form `A` (eq. 2). A singular vector's sign is arbitrary, but the
+//!   descent needs `r = Ûβ̂` positively correlated with `Σ_j(θ*_j − θ)` (§4.1; proof of Prop. 2,
+//!   App. D.5), and `E ḡ = Σ_j(θ*_j − θ)`.
+//! - Decision: step 16 assumes exactly k components. With more, the k largest are kept (ties:
+//!   lowest anchor client index), because a stray component is an anchor not yet within `Δ/4`
+//!   of its `θ*`, backed by fewer anchors than a true cluster; with fewer, a
+//!   [`FedmixError::TooFewClusters`] error reporting the count, because k estimates cannot be
+//!   formed without inventing one.
+//! - Decision: App. C reuses local data but does not say how a client's samples are paired into
+//!   the two factors of the cross moment. The practical variant uses every ordered pair of
+//!   distinct samples, the U-statistic `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i−1))`,
+//!   `S_i = Σ_j ε_ij`, weighted `n_i/Σn` as Algorithm 3: both samples of a pair come from one
+//!   client, hence one cluster, so `E U_i = Σ_j(θ*_j − θ)(θ*_j − θ)ᵀΣ_j` as for eq. 2's fresh
+//!   pairs, and it uses all `n_i(n_i−1)` pairs. Measured in a numpy prototype (k = 3, d = 100,
+//!   10 anchors, T = 5): pairing only the first two samples left the anchors 1.2–3.5 Δ from
+//!   their `θ*` with wrong cluster counts in 5/5 runs; all pairs, 0.30–0.35 Δ. The faithful
+//!   variant keeps step 9's two samples per subspace client and eq. 2's `2ℓ` fresh anchor
+//!   samples. Selectable: [`Pairing`].
 //!
 //! Randomness: the anchors `H` and (faithful) the fresh sets `S_t` come from
 //! `stream(seed, Sampling, 0)`; anchor `a`'s start `Q₀` at iteration `t` from
@@ -51,7 +73,8 @@ pub enum Phase1Variant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pairing {
-    /// Unbiased U-statistic over all ordered pairs of distinct samples (default; SPEC §2).
+    /// Unbiased U-statistic over all ordered pairs of distinct samples (default; the decision
+    /// and its measurements are in the module doc).
     AllPairs,
     /// Mean of the first half times mean of the second half.
     Halves,
@@ -798,7 +821,7 @@ fn anchor_step(
 ) -> Result<Step> {
     let d = fed.d();
     let h = plan.anchors.len();
-    // Step 6: the subspace.
+    // Phase 1 step 9: the subspace.
     let (set, pairing) = match p.variant {
         Phase1Variant::Practical => (&plan.subspace_sets[0], p.pairing),
         Phase1Variant::Faithful => (&plan.subspace_sets[t], Pairing::FirstTwo),
@@ -818,9 +841,9 @@ fn anchor_step(
         let q0 = q0_at(d, p, t, a, h, seed, given)?;
         federated_orthogonal_iteration(&moments, &q0, p.t1, comm)?
     };
-    // Step 7–8: PS sends Û to the anchor; the anchor forms A (k × k).
+    // Steps 10–11: PS sends Û to the anchor; the anchor forms A (k × k, eq. 2).
     let (a_mat, g_bar) = anchor_moment(fed, p, t, client, theta, &u_hat);
-    // Step 9: power iteration on A Aᵀ.
+    // Step 11: power iteration on A Aᵀ.
     let v0 = power_start_at(p, t, a, h, seed, given);
     let (mut beta_hat, lambda) = power_iteration(&(&a_mat * a_mat.transpose()), &v0, p.t2);
     if beta_hat.dot(&u_hat.tr_mul(&g_bar)) < 0.0 {
@@ -830,7 +853,7 @@ fn anchor_step(
     let sigma_hat = lambda.max(0.0).sqrt().sqrt();
     // Anchor receives Û (d·k) and uploads its new model (d).
     *comm = comm.merge(Comm::broadcast_and_upload(1, (d * p.k) as u64, d as u64));
-    // Step 10: move unless the stopping rule holds.
+    // Steps 12–15: move unless the stopping rule holds.
     let eta = if sigma_hat > p.epsilon * separation {
         p.alpha * sigma_hat / (2.0 * p.beta * p.beta)
     } else {
@@ -909,10 +932,11 @@ pub fn subspace_matrix(
 /// Largest `d` at which the practical variant's subspace step forms `Y` (`d × d`) and takes its
 /// SVD ([`top_k_left_singular`]); above it, [`subspace_basis`] applies `Y` implicitly.
 ///
-/// Decision, measured (issue 7): forming `Y` costs `2d²N` flops and the SVD `O(d³)` — 1.2 s +
-/// 1.5 s per anchor and iteration at `d = 1000`, `N = 10⁴` — while one implicit application
-/// to a block of `b` vectors costs `4dNb`. At `d ≤ 256` both are milliseconds, and the dense
-/// path keeps the SXY22 settings (`d = 100`) and the golden vectors bit for bit as before.
+/// Decision, measured (`examples/perf_report.rs`, `docs/performance.md`): forming `Y` costs `2d²N`
+/// flops and the SVD `O(d³)` — 1.2 s + 1.5 s per anchor and iteration at `d = 1000`, `N = 10⁴` —
+/// while one implicit application to a block of `b` vectors costs `4dNb`. At `d ≤ 256` both are
+/// milliseconds, and the dense path keeps the SXY22 settings (`d = 100`) and the golden vectors bit
+/// for bit as before.
 pub const DENSE_SUBSPACE_MAX_D: usize = 256;
 
 /// The practical variant's all-pairs `Y = S̃S̃ᵀ − ẼẼᵀ` (see [`subspace_matrix`]) as an operator
@@ -1051,9 +1075,9 @@ fn anchor_errors(fed: &Federation, anchors: &[usize], models: &DMatrix<f64>) -> 
     }
 }
 
-/// Step 11: link anchors with `‖θ_i − θ_i'‖ < Δ/2`; components are clusters. Keeps the k
-/// largest (ties: lowest anchor client index) and returns their means and the number of
-/// components found.
+/// Phase 1 step 16: link anchors with `‖θ_i − θ_i'‖ < Δ/2`; components are clusters. Keeps
+/// the k largest (ties: lowest anchor client index; the decision is in the module doc) and
+/// returns their means and the number of components found.
 ///
 /// # Errors
 /// [`FedmixError::TooFewClusters`] when fewer than k components exist.

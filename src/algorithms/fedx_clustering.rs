@@ -1,4 +1,5 @@
-//! SXY22 Phase 2 — FedX + clustering (SXY22 §4.2, Algorithm 2; SPEC §3).
+//! SXY22 Phase 2 — FedX + clustering (SXY22 §4.2, pseudocode "Phase 2", called Algorithm 2 in
+//! these docs; analysis in §4.2.1 and App. E).
 //!
 //! Each round the PS broadcasts `θ_{t−1} = (θ_1..θ_k)`; client `i` picks
 //! `z_{i,t} = argmin_j ‖y_i − φ(x_i) θ_{j,t−1}‖²` (eq. 8, ties → lowest `j`), updates only that
@@ -14,12 +15,12 @@
 //!   client — of the `d × d` matrix when `n_i ≥ d`, otherwise of `I + (η/n_i) φφᵀ` (`n_i × n_i`)
 //!   through the push-through identity `(I + cφᵀφ)⁻¹ = I − cφᵀ(I + cφφᵀ)⁻¹φ`. No inverse is formed.
 //!
-//! Performance (issue 7): a round is one fused pass per client through the batched-replicate
-//! engine ([`batched_sums`], one replicate) — the predictions `φ_iΘ` of all k models in one
-//! GEMM give the choice, the chosen residual is the first local step's, and the `s` local steps
-//! run on the client's block while it is in cache — over fixed chunks of [`CLIENT_CHUNK`]
-//! clients in parallel (rayon), the chunks added in chunk order. The chunking does not depend
-//! on the thread count, so results are bit-identical for any `RAYON_NUM_THREADS`
+//! Performance (measured in `docs/performance.md`): a round is one fused pass per client through
+//! the batched-replicate engine ([`batched_sums`], one replicate) — the predictions `φ_iΘ` of all k
+//! models in one GEMM give the choice, the chosen residual is the first local step's, and the `s`
+//! local steps run on the client's block while it is in cache — over fixed chunks of
+//! [`CLIENT_CHUNK`] clients in parallel (rayon), the chunks added in chunk order. The chunking does
+//! not depend on the thread count, so results are bit-identical for any `RAYON_NUM_THREADS`
 //! (`tests/determinism.rs`); they differ from a client-by-client sum only by rounding. Several
 //! Phase 2 runs over the same data advance together with [`run_phase2_batch`].
 
@@ -148,7 +149,8 @@ pub fn local_update(
 }
 
 /// `∇F_i(θ) = (1/n_i) φ(x_i)ᵀ(φ(x_i)θ − y_i)`, the gradient of client `i`'s loss
-/// `F_i(θ) = ‖y_i − φ(x_i)θ‖²/(2n_i)` (SPEC §3; IFCA Algorithm 2 line 9; SRFCA Algorithm 3).
+/// `F_i(θ) = ‖y_i − φ(x_i)θ‖²/(2n_i)` (SXY22 §4.2's `L(θ, λ; D_i)` at a one-hot `λ`; IFCA
+/// Algorithm 2 line 9; SR-FCA Algorithm 3).
 pub fn client_gradient(fed: &Federation, i: usize, theta: &DVector<f64>) -> DVector<f64> {
     let x = fed.x(i);
     let mut r = x.tr_mul(theta);

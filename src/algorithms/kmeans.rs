@@ -4,7 +4,7 @@
 //!
 //! Points are the columns of a `d × M` matrix. Inertia = `Σ_i ‖x_i − c_{a(i)}‖²`.
 //!
-//! Decisions (the papers leave these open), each a "Decision:" in SPEC terms:
+//! Decisions (IFCA Algorithm 1 and SXY22 App. C say only "k-means" and leave these open):
 //! - ties in the nearest centroid go to the lowest index (as IFCA's cluster identity rule);
 //! - an empty cluster keeps its previous centroid (as IFCA's empty cluster keeps its model),
 //!   so Lloyd's inertia never increases;

@@ -1,10 +1,11 @@
-//! The local baseline (SPEC §5 item 2): every client fits its own model on its own data, with
-//! no communication.
+//! The local baseline (SR-FCA §5's "Local", IFCA §6.2's local model scheme): every client fits
+//! its own model on its own data, with no communication. The same estimate is the local ERM of
+//! one-shot clustering (IFCA Algorithm 1, step 1).
 //!
 //! - `ridge = 0` (default): the minimum-norm least-squares solution `θ_i = φ_i⁺ y_i`
-//!   (Moore–Penrose pseudo-inverse via the SVD of `φ_i`). Decision (SPEC §5 item 2): with
-//!   `n_i < d` plain least squares is underdetermined; the min-norm solution is the one gradient
-//!   descent from 0 converges to.
+//!   (Moore–Penrose pseudo-inverse via the SVD of `φ_i`). Decision (the papers do not say which
+//!   ERM): with `n_i < d` plain least squares is underdetermined; the min-norm solution is the
+//!   one gradient descent from 0 converges to.
 //! - `ridge = λ > 0`: `argmin_θ ‖y_i − φ_iθ‖²/(2n_i) + (λ/2)‖θ‖²`, i.e. the normal equations
 //!   `(φ_iᵀφ_i/n_i + λI) θ = φ_iᵀy_i/n_i`, solved by Cholesky on the smaller Gram matrix (the
 //!   `n_i × n_i` one through the push-through identity when `n_i < d`).

@@ -8,10 +8,11 @@
 //! - [`replicates`]: the one client pass every round is made of, batched over replicates
 //!   (restarts, learning-rate grids, several runs over the same data) — identical results.
 //!
-//! Baselines (SPEC §5): [`ifca`] (IFCA Algorithm 2, options I/II, and the official-code mode),
-//! [`fedavg`] (vanilla FedAvg/FedProx), [`local`] (per-client least squares / ridge),
-//! [`one_shot`] (local ERM + [`kmeans`] + FedAvg in clusters), [`oracle_labels`], [`sr_fca`]
-//! (SRFCA Algorithms 1–4), [`cfl`] (Sattler et al.), with [`participation`] sampling.
+//! Baselines (those of SXY22 App. C, IFCA §6 and SR-FCA §5): [`ifca`] (IFCA Algorithm 2,
+//! options I/II, and the official-code mode), [`fedavg`] (vanilla FedAvg/FedProx), [`local`]
+//! (per-client least squares / ridge), [`one_shot`] (local ERM + [`kmeans`] + FedAvg in
+//! clusters), [`oracle_labels`], [`sr_fca`] (SRFCA Algorithms 1–4), [`cfl`] (Sattler et al.),
+//! with [`participation`] sampling.
 
 pub mod cfl;
 pub mod fedavg;

@@ -1,5 +1,5 @@
-//! One-shot clustering (Ghosh et al. 2019; IFCA Algorithm 1; SPEC §5 item 3): every client
-//! computes its local ERM ([`local_models`]: min-norm least squares, or ridge with
+//! One-shot clustering (Ghosh et al. 2019; IFCA Algorithm 1; SXY22 App. C baseline (2)): every
+//! client computes its local ERM ([`local_models`]: min-norm least squares, or ridge with
 //! `local_ridge`) and uploads it once; the PS runs k-means on the `M` local models
 //! ([`kmeans`]: k-means++ seeding, Lloyd, `kmeans_inits` seeded starts, lowest inertia), then
 //! FedAvg runs inside each cluster with the labels fixed, starting from the centroids.

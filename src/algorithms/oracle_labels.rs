@@ -1,6 +1,7 @@
-//! Oracle with known labels (`oracle-labels`; SPEC §5 item 5): Phase 2's FedAvg/FedProx
-//! aggregation ([`run_phase2`]) started at `θ*` with every client's label fixed to its true
-//! cluster, so no client ever re-clusters. Infeasible (it needs `z_i` and `θ*`): the floor that
+//! Oracle with known labels (`oracle-labels`; our addition, a floor below SXY22 App. C's oracle
+//! iterative clustering, baseline (4)): Phase 2's FedAvg/FedProx aggregation ([`run_phase2`])
+//! started at `θ*` with every client's label fixed to its true cluster, so no client ever
+//! re-clusters. Infeasible (it needs `z_i` and `θ*`): the floor that
 //! a clustering algorithm could reach if it clustered perfectly. `oracle` (in
 //! [`two_phase`](super::two_phase)) starts at `θ*` but re-clusters every round.
 

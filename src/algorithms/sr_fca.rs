@@ -1,5 +1,5 @@
 //! SR-FCA — Successive Refine Federated Clustering Algorithm (Vardhan, Ghosh, Mazumdar, TMLR
-//! 2024, Algorithms 1–4; SPEC §5 item 6). It does not need `k`: it reports the number of
+//! 2024, Algorithms 1–4). It does not need `k`: it reports the number of
 //! clusters it finds.
 //!
 //! - `ONE_SHOT(λ, t)` (Algorithm 1): every client trains locally from `w₀`; clients `i, j` are
@@ -18,8 +18,7 @@
 //! - `dist` (`srfca_dist`): `l2` = `‖w − w'‖`, or `cross-loss` (Definition 5.1)
 //!   `½(f_i(w_j) + f_j(w_i))`, with a cluster's loss `f_c` the mean of its clients' losses.
 //!
-//! Decisions (the paper leaves these open; the authors' code is cited where it answers; each is
-//! a "Decision:" in SPEC terms):
+//! Decisions (the paper leaves these open; the authors' code is cited where it answers):
 //! - `w₀ = 0`; `srfca_local_iterations = None` (default) takes the limit `T → ∞` of local GD
 //!   from `w₀ = 0`, the min-norm least-squares solution ([`local_models`]); `Some(T)` runs `T`
 //!   GD steps of the shared local solver with step `eta`.
@@ -28,12 +27,6 @@
 //!   With connected components the working λ sit just below the smallest cross-cluster
 //!   distance, at the low end of the distances, which a low quantile finds and a
 //!   "middle of the histogram" rule does not (measurements on the field's doc).
-//!
-//! Limitation, measured (issue 4, `docs/baselines.md`): when `n_i ≪ d` (`srfca-linear`:
-//! n_i = 100, d = 1000) the local models do not separate pairwise — their distances are
-//! dominated by each client's ‖P_i θ*‖ — so no λ gives ONE_SHOT one pure component per true
-//! cluster, and since REFINE never creates clusters SR-FCA ends with K̂ = 1. This is the
-//! regime where the paper's Lemma 4.6 does not apply (it needs `n` large against `d`).
 //! - Sizes (`≥ t`) count clients, also in MERGE, whose graph nodes are clusters.
 //! - `TrMean_β` divides by the number of values kept, `J − 2⌊βJ⌋` (Definition 3.2 writes
 //!   `(1−2β)J`, equal when `βJ` is an integer): it is an average.
@@ -45,6 +38,13 @@
 //! - Clients still unassigned at the end are **served** the model minimising `dist` (the
 //!   RECLUSTER rule) in the output labels, and are counted (`unassigned_clients`, ids, and a
 //!   misclustering rate that counts them as errors).
+//!
+//! Limitation, measured (`examples/baselines_table.rs`, `docs/baselines.md`): when `n_i ≪ d`
+//! (`srfca-linear`: n_i = 100, d = 1000) the local models do not separate pairwise — their
+//! distances are dominated by each client's ‖P_i θ*‖ — so no λ gives ONE_SHOT one pure
+//! component per true cluster, and since REFINE never creates clusters SR-FCA ends with K̂ = 1.
+//! This is the regime where the paper's Lemma 4.6 does not apply (it needs `n` large against
+//! `d`).
 //!
 //! The authors' code differs from the paper in two places this module follows the paper on: it
 //! forms clusters by a randomised pivot "correlation clustering" instead of connected

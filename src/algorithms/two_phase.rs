@@ -5,9 +5,10 @@
 //! `local_solver` (`fedavg` | `fedprox`), `rounds`, `phase1_variant` (`practical` |
 //! `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`, `separation`,
 //! `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`, `init_scale`, `k`,
-//! `restarts`, `participation`, `replicate_batch`. Unknown keys are rejected. Baseline parameters (SPEC §5) are
-//! appended at the end of [`RunConfig`]: `ifca_*`, `local_ridge`, `kmeans_*`, `srfca_*`,
-//! `cfl_*`; each is documented on its field and range-checked in [`RunConfig::check`].
+//! `restarts`, `participation`, `replicate_batch`. Unknown keys are rejected. Baseline
+//! parameters (IFCA, local, one-shot, SR-FCA, CFL) are appended at the end of [`RunConfig`]:
+//! `ifca_*`, `local_ridge`, `kmeans_*`, `srfca_*`, `cfl_*`; each is documented on its field and
+//! range-checked in [`RunConfig::check`].
 
 use super::fedmd::{
     phase1_randomness, run_fedmd_with, FedMdOutput, FedMdParams, Pairing, Phase1Variant,
@@ -30,7 +31,7 @@ use serde_json::json;
 
 /// Default `γ = η max_i ‖φ_i‖²/n_i` when `eta` is not given: `η = 0.8 / max_i ‖φ_i‖²/n_i`.
 ///
-/// Decision, measured (two-phase issue, closing note): γ < 1 is required for every client
+/// Decision, measured (seeds 1–10 of the SXY22 settings): γ < 1 is required for every client
 /// \[SXY21\], and Phase 2's per-round progress `sη/κ = (1 − (1−γ)^s)/max_i(‖φ_i‖²/n_i)` grows
 /// with γ, so the rule takes the largest γ that keeps a 20% margin below 1. The worst client
 /// sets γ: in `sxy-unbalanced-*` the 900 clients with n_i = 10 < d = 100 have
@@ -57,16 +58,20 @@ pub struct RunConfig {
     /// Phase 1 variant.
     pub phase1_variant: Phase1Variant,
     /// Phase 1 iterations `T` (default 10). Decision, measured: the practical variant's anchors
-    /// stall after about 6 iterations (their σ̂ falls below εΔ, SPEC §2); 10 and 20 gave the
-    /// same table on seeds 1–10 of the three SXY22 settings, the paper's 5 with 10 anchors did
-    /// not (7/10 on `sxy-unbalanced-both`; the anchors, not the iterations, were short).
+    /// stall after about 6 iterations (their σ̂ falls below εΔ, so SXY22 Phase 1 step 12 stops
+    /// moving them); 10 and 20 gave the same table on seeds 1–10 of the three SXY22 settings,
+    /// the paper's 5 (App. C) with 10 anchors did not (7/10 on `sxy-unbalanced-both`; the
+    /// anchors, not the iterations, were short).
     pub phase1_iterations: usize,
     /// Number of anchors `n_H`; `None` = `min(⌈k ln N⌉, eligible)`: Theorem 1's
     /// `n_H ≥ log N / p_min` with `p_min = 1/k` (p is unknown to a real PS), capped by the
     /// clients holding `anchor_min_samples`. 28 on `sxy-balanced`, 20 (all eligible) on the
     /// unbalanced settings, against the paper's ⌈3k ln k⌉ = 10.
     pub anchors: Option<usize>,
-    /// Minimum `n_i` of a practical-variant anchor; `None` = `5k`.
+    /// Minimum `n_i` of a practical-variant anchor; `None` = `5k`. Decision: App. C picks
+    /// anchors "randomly" without a size rule, while an anchor is defined by `n_i = Ω̃(k)`
+    /// (SXY22 §3) and its `k × k` moment `A` needs several samples per dimension; `5k` is 15 on
+    /// the SXY22 settings, so in C.2/C.3 only the 20 clients with 50 samples qualify.
     pub anchor_min_samples: Option<usize>,
     /// Stopping threshold `ε` (`σ̂ ≤ εΔ`).
     pub epsilon: f64,
@@ -130,7 +135,7 @@ pub struct RunConfig {
     /// `sr-fca`: λ = this quantile of the ONE_SHOT pairwise distances when `srfca_lambda` is
     /// unset (in (0, 1]; default 0.1, the authors' `dist_fraction` rule).
     ///
-    /// Decision, measured (issue 4, `examples/baselines_table.rs`, `docs/baselines.md`): kept
+    /// Decision, measured (`examples/baselines_table.rs`, `docs/baselines.md`): kept
     /// at 0.1. ONE_SHOT links clients and takes **connected components** (SRFCA Algorithm 1),
     /// so λ must lie in the narrow window between the largest edge needed to connect each true
     /// cluster and the smallest cross-cluster distance — at the low end of the distances, not
@@ -168,17 +173,17 @@ pub struct RunConfig {
     pub cfl_eps2: f64,
     /// `cfl`: γ_max ∈ [0, 1), accept a split when √((1 − α_max^cross)/2) > γ_max (default 0).
     ///
-    /// Decision, measured (issue 4, `docs/baselines.md`): kept at 0 (the authors' notebook
-    /// applies no γ test). With it CFL over-splits when clients are underdetermined: a client
-    /// with n_i < d keeps a non-vanishing update at its cluster's stationary point, so
-    /// `max ‖Δθ_i‖ > ε₂` holds in every round, and the optimal bipartition (single linkage)
-    /// then peels off the one client least similar to the rest — one singleton per round after
-    /// the warm-up: 155/301/316 clusters on `sxy-unbalanced-both` seeds 1–3 (n_i = 10, d = 100;
-    /// every split's γ in 0.58–0.65), 16, 19, 11 on `srfca-linear` seeds 1–3 (correct first split,
-    /// then small fragments of a true cluster; γ 0.70–0.71), 3 (correct) on `sxy-balanced`
-    /// (γ of the correct splits 0.66–0.75). No γ_max separates correct from spurious splits
-    /// across settings: in high dimension noise updates are nearly orthogonal, γ ≈ √½ ≈ 0.707,
-    /// which is also the γ of `srfca-linear`'s correct split.
+    /// Decision, measured (`examples/baselines_table.rs`, `docs/baselines.md`): kept at 0 (the
+    /// authors' notebook applies no γ test). With it CFL over-splits when clients are
+    /// underdetermined: a client with n_i < d keeps a non-vanishing update at its cluster's
+    /// stationary point, so `max ‖Δθ_i‖ > ε₂` holds in every round, and the optimal bipartition
+    /// (single linkage) then peels off the one client least similar to the rest — one singleton per
+    /// round after the warm-up: 155/301/316 clusters on `sxy-unbalanced-both` seeds 1–3 (n_i = 10,
+    /// d = 100; every split's γ in 0.58–0.65), 16, 19, 11 on `srfca-linear` seeds 1–3 (correct
+    /// first split, then small fragments of a true cluster; γ 0.70–0.71), 3 (correct) on
+    /// `sxy-balanced` (γ of the correct splits 0.66–0.75). No γ_max separates correct from spurious
+    /// splits across settings: in high dimension noise updates are nearly orthogonal, γ ≈ √½ ≈
+    /// 0.707, which is also the γ of `srfca-linear`'s correct split.
     pub cfl_gamma_max: f64,
     /// `cfl`: no split before this round (default 20).
     pub cfl_warmup_rounds: usize,
@@ -415,7 +420,10 @@ impl RunConfig {
     }
 }
 
-/// The paper's literal Phase 1 choices (SXY22 App. C): `⌈3k ln k⌉` anchors, 5 iterations.
+/// The paper's literal Phase 1 choices (SXY22 App. C): `⌈3k log k⌉` anchors, 5 iterations.
+/// Decision: natural log in `⌈3k log k⌉` (App. C gives no base), because the paper's logarithms
+/// are natural elsewhere (e.g. `log(e/ν)` in Theorem 2); for k = 3 it gives 10 anchors (base 2
+/// would give 15).
 pub fn paper_preset(k: usize) -> RunConfig {
     RunConfig {
         anchors: Some((3.0 * k as f64 * (k as f64).ln()).ceil() as usize),

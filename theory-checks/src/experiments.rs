@@ -1,4 +1,5 @@
-//! Paper experiments (SPEC §8) from `experiments/*.toml`: run the cells through
+//! Paper experiments (SXY22 App. C Figs. 1–3, IFCA §6.1 Fig. 3, SR-FCA §5) from
+//! `experiments/*.toml`: run the cells through
 //! [`fedmix::experiment`], render each merged figure as an SVG (mean line, interquartile or Wilson
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 

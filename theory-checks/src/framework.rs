@@ -1,8 +1,18 @@
-//! What a check is (SPEC §7): a deterministic, seeded experiment that returns a [`CheckRecord`]
-//! — the statistic, the bound it is compared with, the constant used, fitted slopes where the
-//! claim is a rate, the grid, pass/fail and the data for its figure — plus the statistics
-//! helpers every check shares: log–log slope fits, calibrate-then-validate for unknown
-//! universal constants, and binomial tests with a stated α.
+//! What a check is: a deterministic, seeded experiment that returns a [`CheckRecord`] — the
+//! statistic, the bound it is compared with, the constant used, fitted slopes where the claim is
+//! a rate, the grid, pass/fail and the data for its figure — plus the statistics helpers every
+//! check shares: log–log slope fits, calibrate-then-validate for unknown universal constants, and
+//! binomial tests with a stated α.
+//!
+//! Decision (the papers state their bounds with unspecified universal constants `C`, `c` and
+//! `O(·)`, which no finite experiment can refute if `C` may be fitted per case): a constant is
+//! estimated once on a calibration grid and must then hold on a separate validation grid that
+//! spans at least two orders of magnitude of the scaling parameter, and where the claim is a
+//! rate the log–log slope must match the predicted exponent within a stated tolerance; a
+//! probability bound is checked by a statistical test at a stated α (binomial for counts). A
+//! sup over all `θ` is
+//! approximated by a finite family, which gives a lower bound of the sup — valid for checking
+//! an upper bound.
 
 use serde::Serialize;
 use statrs::distribution::{Binomial, DiscreteCDF};
@@ -270,9 +280,9 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
 }
 
 /// Calibrate-then-validate for `statistic ≤ C · shape` with an unknown universal constant C
-/// (SPEC §7): `C` is the largest ratio `statistic/shape` on the calibration points times the
-/// stated `safety` factor; the check then requires every validation ratio to be `≤ C`.
-/// Returns `(C, worst validation ratio)`.
+/// (the decision in the module doc): `C` is the largest ratio `statistic/shape` on the
+/// calibration points times the stated `safety` factor; the check then requires every
+/// validation ratio to be `≤ C`. Returns `(C, worst validation ratio)`.
 pub fn calibrate_then_validate(
     calibration: &[(f64, f64)],
     validation: &[(f64, f64)],

@@ -1,6 +1,7 @@
-//! Empirical checks of the lemma-level bounds of SXY22, IFCA and SR-FCA (SPEC §7), one module
-//! per lemma/theorem under [`checks`]. Each check is a deterministic, seeded experiment that
-//! returns a [`CheckRecord`] and prints its statistic next to its bound; the runner
+//! Empirical checks of the lemma-level bounds of SXY22, IFCA and SR-FCA, one module per
+//! lemma/theorem under [`checks`] (the methodology is in [`framework`]). Each check is a
+//! deterministic, seeded experiment that returns a [`CheckRecord`] and prints its statistic next
+//! to its bound; the runner
 //! (`cargo run --release -p theory-checks`) writes every record, figure and a summary table to
 //! `docs/theory/`.
 #![forbid(unsafe_code)]

@@ -1,12 +1,15 @@
 //! IFCA — Iterative Federated Clustering Algorithm (Ghosh, Chung, Yin, Ramchandran, NeurIPS
-//! 2020, Algorithm 2; SPEC §5 item 4), and the compatibility mode reproducing the authors'
-//! released synthetic code (`ifca-official`).
+//! 2020, Algorithm 2), and the compatibility mode reproducing the authors' released synthetic
+//! code (`ifca-official`).
 //!
 //! Each round the PS broadcasts `θ_1..θ_k` to the participants `M_t` (a random fraction of the
 //! clients, Algorithm 2 line 4); client `i` picks `ĵ = argmin_j F_i(θ_j)` (line 6; ties → lowest
 //! `j`), with `F_i(θ) = ‖y_i − φ_iθ‖²/(2n_i)`, and
 //! - option I, gradient averaging (lines 9, 14): sends `∇F_i(θ_ĵ)`; the PS sets
-//!   `θ_j ← θ_j − (γ/|M_t|) Σ_{i∈M_t} s_ij ∇F_i(θ_j)` (SPEC §5 item 4);
+//!   `θ_j ← θ_j − (γ/|M_t|) Σ_{i∈M_t} s_ij ∇F_i(θ_j)`. Decision: divide by the number of
+//!   participants `|M_t|`, where line 14 divides by `m`, the number of all machines — the same
+//!   under full participation (IFCA §6.1's experiments), and with partial participation the
+//!   step does not shrink by the participation fraction;
 //! - option II, model averaging (lines 11, 15, 18–21): runs `τ` local GD steps from `θ_ĵ` (the
 //!   shared local solver [`local_update`](super::fedx_clustering::local_update), FedProx as an
 //!   extension) and sends the model; the PS

@@ -1,6 +1,7 @@
-//! The official-code compatibility mode of IFCA (`ifca-official`; SPEC §5 item 4): the
-//! authors' released synthetic code (`synthetic/train_cluster.py`, `run_p2_*.py`,
-//! `run_p4_*.py`) reproduced quirk by quirk, each documented where it is implemented:
+//! The official-code compatibility mode of IFCA (`ifca-official`; the protocol of IFCA §6.1 and
+//! Fig. 3 as the authors ran it): the authors' released synthetic code
+//! (`synthetic/train_cluster.py`, `run_p2_*.py`, `run_p4_*.py`) reproduced quirk by quirk, each
+//! documented where it is implemented:
 //!
 //! 1. the loss is torch `MSELoss` (mean squared error, no ½), so its gradient is `2∇F_i`
 //!    ([`official_step`]);

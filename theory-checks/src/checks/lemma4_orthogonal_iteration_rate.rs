@@ -19,12 +19,12 @@
 //!   triangular with `diag R ≥ 0` (the sign convention of `fedmix::linalg::qr_positive`), and
 //!   `Q_{t+1}ᵀQ_{t+1} = I`. Deviation: the largest of `‖Q_{t+1}R − YQ_t‖_F / ‖YQ_t‖_F`,
 //!   `max_{i>j} |R_ij| / ‖YQ_t‖_F`, `max_i (−R_ii)⁺ / ‖YQ_t‖_F` and `‖Q_{t+1}ᵀQ_{t+1} − I‖_max`.
-//! - **Power iteration is orthogonal iteration with `k = 1`** (SXY22 §4.1: "when `k = 1`, this
-//!   is just the power method"): `fedmix::linalg::power_iteration(S, v₀, t)` with `S = YYᵀ` (the
-//!   PSD form Algorithm 1 step 9 iterates on) and `v₀` the first column of `Q₀` equals the
-//!   one-column orthogonal-iteration path at step `t`, for every `t = 0..T`, and so does its
-//!   Rayleigh quotient `vᵀSv` (relative to `‖S‖_F`). Deviation: the largest of
-//!   `‖v_t − q_t‖` and `|vᵀSv − qᵀSq| / ‖S‖_F` over `t`.
+//! - **Power iteration is orthogonal iteration with `k = 1`** (SXY22 §4.1: "when `k = 1`, this is
+//!   just the power method"): `fedmix::linalg::power_iteration(S, v₀, t)` with `S = YYᵀ` (the PSD
+//!   form SXY22 Phase 1 step 9 iterates on through Algorithm 3) and `v₀` the first column of `Q₀`
+//!   equals the one-column orthogonal-iteration path at step `t`, for every `t = 0..T`, and so does
+//!   its Rayleigh quotient `vᵀSv` (relative to `‖S‖_F`). Deviation: the largest of `‖v_t − q_t‖`
+//!   and `|vᵀSv − qᵀSq| / ‖S‖_F` over `t`.
 //!
 //! Sabotage: every rate exponent doubled (too fast); the identities are not sabotaged.
 

@@ -1,4 +1,5 @@
-//! One module per lemma / theorem (SPEC §7). Every module exposes `pub fn run(cfg:
+//! One module per lemma / theorem of SXY22 (§4, App. D–G), IFCA (§5) and SR-FCA (§4). Every
+//! module exposes `pub fn run(cfg:
 //! &CheckConfig) -> CheckRecord` and documents what `cfg.sabotage` breaks.
 
 pub mod lemma1_global_iteration;

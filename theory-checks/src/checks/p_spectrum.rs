@@ -1,11 +1,14 @@
-//! The spectrum of `P_i` (SPEC §3.1, from [SXY21]): with `γ_i = η‖φ_i‖²/n_i < 1`,
+//! The spectrum of `P_i` (SXY21, Lemma 3, as used in the proof of SXY22 Lemma 7, App. E.2;
+//! `P_i` is defined in SXY22 Lemma 1, §4.2.1): with `γ_i = η‖φ_i‖²/n_i < 1`,
 //! FedAvg `P_i = Σ_{l<s}(I − ηφ_iφ_iᵀ/n_i)^l` has eigenvalues in `[s/κ_i, s]` with
 //! `s/κ_i = (1 − (1−γ_i)^s)/γ_i`; FedProx `P_i = (I + ηφ_iφ_iᵀ/n_i)⁻¹` has them in
 //! `[1/(1+γ_i), 1]`. Deterministic: checked exactly (up to rounding).
 //!
 //! Statistic: the largest violation `max(lo − λ_min, λ_max − hi, 0)/hi` over clients, γ and
 //! solvers. Bound: `1e−12`.
-//! Sabotage: `κ` with the extraction typo `γ^s` in the numerator (SPEC §3), which is wrong.
+//! Sabotage: `κ` with `γ^s` in the numerator, as SXY22 §4.2 prints it (definition of κ before
+//! Theorem 2), which is wrong for `s ≥ 2`: the bound `s/κ ≤ λ_min(P_i)` that Lemma 7's proof
+//! quotes from SXY21 Lemma 3 needs `κ = sγ/(1 − (1−γ)^s)`, i.e. `s/κ = (1 − (1−γ)^s)/γ`.
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
 use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
@@ -81,6 +84,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     CheckRecord {
         name: "p_spectrum".into(),
         claim: "eigenvalues of P_i lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1] (FedProx)".into(),
+        // Left as is: this string is written into the committed docs/theory outputs
+        // (p_spectrum.json/.md, summary.json, README.md). Its second half names the internal
+        // planning document; at the next regeneration it should read "SXY21 Lemma 3, via SXY22
+        // App. E.2 (proof of Lemma 7)".
         source: "SXY21 via SXY22 §4.2 / SPEC §3.1".into(),
         statistic: worst,
         bound: SPECTRUM_TOL,

@@ -314,7 +314,7 @@ pub fn line(label: impl Into<String>, mut points: Vec<(f64, f64)>) -> Series {
     }
 }
 
-/// `Y = (1/m) Σ_i ε(x_i1, y_i1, θ) ε(x_i2, y_i2, θ)ᵀ` of SXY22 Phase 1 (Algorithm 1 step 6,
+/// `Y = (1/m) Σ_i ε(x_i1, y_i1, θ) ε(x_i2, y_i2, θ)ᵀ` of SXY22 Phase 1 (step 9,
 /// faithful variant: `m` fresh clients, one pair each, labels drawn from `p`), computed by
 /// the fast path [`phase1_matrix_fast`] of `fedmix::algorithms::fedmd::subspace_matrix` with the
 /// first-two pairing (weights `n_i/Σn = 1/m`). Data of replicate `rep` come from

@@ -1,4 +1,4 @@
-//! SXY22 Lemma 13 (truncated matrix Bernstein, App. F; SPEC §4): for independent sequences of
+//! SXY22 Lemma 13 (truncated matrix Bernstein, App. F): for independent sequences of
 //! independent `a_i, b_i ∈ R^d` with `E‖a_i‖² = O(d)`, `‖E a_ia_iᵀ‖ = O(1)` (same for `b_i`) and
 //! sub-exponential norms `P(‖a_i‖ ≥ t) ≤ exp(−Ω(t/√d))`, `t ≥ √d` (not bounded),
 //! `Y = Σ_{i≤N}(a_ib_iᵀ − E a_ib_iᵀ)` satisfies, w.p. `≥ 1 − 3δ`,

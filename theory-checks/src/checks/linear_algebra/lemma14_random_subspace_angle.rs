@@ -1,4 +1,4 @@
-//! SXY22 Lemma 14 (App. G; SPEC §4): for a fixed orthonormal `U ∈ R^{d×ℓ}` and a uniformly
+//! SXY22 Lemma 14 (App. G): for a fixed orthonormal `U ∈ R^{d×ℓ}` and a uniformly
 //! random orthonormal `Q ∈ R^{d×ℓ}`,
 //! `P[σ_min(UᵀQ) < ε / (√ℓ (√d + √(2 log(2/ε))))] ≤ C·ε` (the paper's `σ_max(A) ≤ √d + t` with
 //! `P ≥ 1 − 2e^{−t²/2}` at `t = √(2 log(2/ε))`, and Szarek's `σ_min(X) ≥ ε/√ℓ` w.p. `1 − O(ε)`).

@@ -1,4 +1,4 @@
-//! SXY22 Lemma 3 (App. D.4; SPEC §4): the Phase 1 subspace matrix
+//! SXY22 Lemma 3 (App. D.4): the Phase 1 subspace matrix
 //! `Y = (1/m) Σ_{i∈S} ε(x_i1, y_i1, θ) ε(x_i2, y_i2, θ)ᵀ` of `m` fresh clients (one pair each)
 //! at a fixed `θ` satisfies, w.p. `≥ 1 − 3N⁻¹⁰`,
 //! `‖Y − E Y‖₂ ≤ C (δ² + σ²) ξ₁`, `ξ₁ = √(d log N / m) + (d/m) log³ N`, `δ = max_j ‖θ*_j − θ‖`,
@@ -30,8 +30,9 @@
 //! drifts upward slowly in `m` (it stays within a factor ≈ 2 on the grid); the calibration series
 //! cover the same range of `m/d` as the validation series for that reason.
 //!
-//! **Unbiasedness of the practical statistic** (SXY22 App. C reuses local data; SPEC §2 pairs
-//! all ordered pairs of distinct samples, `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i − 1))`,
+//! **Unbiasedness of the practical statistic** (SXY22 App. C reuses local data without saying
+//! how samples are paired; our decision, documented in `fedmix::algorithms::fedmd`, uses all
+//! ordered pairs of distinct samples, `U_i = (S_iS_iᵀ − Σ_j ε_ijε_ijᵀ)/(n_i(n_i − 1))`,
 //! `Y = Σ_i (n_i/N) U_i`): every pair comes from one client, so `E Y` is the same
 //! `Σ_j p_j Σ_j(θ*_j − θ)(θ*_j − θ)ᵀΣ_j` as above. The concentration sweep uses the first-two
 //! pairing only; here the library's all-pairs `subspace_matrix` (the matrix the practical

@@ -1,4 +1,4 @@
-//! SXY22 Lemma 5 (gap-free bound on projection errors, App. D.4; SPEC §4): if
+//! SXY22 Lemma 5 (gap-free bound on projection errors, App. D.4): if
 //! `‖M − Σ_{i≤k} x_ix_iᵀ‖₂ ≤ ε`, `‖x_i‖ ≤ H` and `Q_t` is the output of `t` steps of orthogonal
 //! iteration on `MMᵀ` from a uniformly random `Q₀`, then for `t ≥ C k log(dH/ε)` (the paper has
 //! `log(NdH/ε)`; `N` only sets the failure probability `O(N⁻¹⁰)`), w.h.p.

@@ -1,4 +1,4 @@
-//! SXY22 Lemma 6 (App. D.5; SPEC §4): an anchor client of cluster `j` with `2ℓ` fresh samples
+//! SXY22 Lemma 6 (App. D.5): an anchor client of cluster `j` with `2ℓ` fresh samples
 //! and a fixed orthonormal `Û ∈ R^{d×k}` (independent of those samples) forms the `k × k` matrix
 //! `A = (1/ℓ) Σ_{i≤ℓ} (Ûᵀε(x_i, y_i, θ))(Ûᵀε(x̃_i, ỹ_i, θ))ᵀ` (eq. 2); with
 //! `E A = ÛᵀΣ_j(θ*_j − θ)(θ*_j − θ)ᵀΣ_jÛ`, w.p. `≥ 1 − 3N⁻¹⁰`,
@@ -23,13 +23,15 @@
 //! `−½ ± SLOPE_TOL`. As for Lemma 3, `ξ₂`'s `(k/ℓ) log³ N` term dominates on the whole grid, so
 //! calibration covers the same range of `ℓ/k` as validation.
 //!
-//! **Unbiasedness of the practical statistic** (SXY22 App. C: the anchor reuses its local data;
-//! SPEC §2: `A` is the all-pairs U-statistic `U = (SSᵀ − Σ_j ε_jε_jᵀ)/(n(n − 1))` projected
-//! onto `Û`, `A = Ûᵀ U Û`): every ordered pair of distinct samples has cross moment
-//! `Σ_0(θ*_0 − θ)(θ*_0 − θ)ᵀΣ_0`, so `E A` is the same as for eq. 2 at every `n ≥ 2`. The sweep
-//! above composes eq. 2 from `residual_moments`; here `A` comes from the library's
-//! `fedmix::algorithms::fedmd::pair_moments` with `Pairing::AllPairs` (the factors `a, b` with
-//! `U = abᵀ` that the practical anchor step projects, `A = (Ûᵀa)(Ûᵀb)ᵀ`) for
+//! **Unbiasedness of the practical statistic** (SXY22 App. C: the anchor reuses its local data,
+//! without saying how its samples are paired; our decision, documented in
+//! `fedmix::algorithms::fedmd`: `A` is the all-pairs U-statistic
+//! `U = (SSᵀ − Σ_j ε_jε_jᵀ)/(n(n − 1))` projected onto `Û`, `A = Ûᵀ U Û`): every ordered pair of
+//! distinct samples has cross moment `Σ_0(θ*_0 − θ)(θ*_0 − θ)ᵀΣ_0`, so `E A` is the same as for
+//! eq. 2 at every `n ≥ 2`. The sweep above composes eq. 2 from `residual_moments`; here `A`
+//! comes from the library's `fedmix::algorithms::fedmd::pair_moments` with `Pairing::AllPairs`
+//! (the factors `a, b` with `U = abᵀ` that the practical anchor step projects,
+//! `A = (Ûᵀa)(Ûᵀb)ᵀ`) for
 //! [`UNBIASED_ANCHORS`] independent anchors of cluster 0 per replicate with sizes cycling
 //! through [`UNBIASED_SIZES`] (`Σ_0 = βI`, `θ` far from the centres), [`UNBIASED_REPS`]
 //! independent replicates of the anchors' mean `tr A`. Its variance is known exactly

@@ -1,4 +1,4 @@
-//! SXY22 Lemma 7 (App. E.2; SPEC §3.2): for `K_j = BΛ_jφ(x) = (1/N)φ_{I_j}ᵀP_{I_j}φ_{I_j}` (true
+//! SXY22 Lemma 7 (App. E.2): for `K_j = BΛ_jφ(x) = (1/N)φ_{I_j}ᵀP_{I_j}φ_{I_j}` (true
 //! labels; Lemma 1's operator), w.p. `≥ 1 − k e^{−d}`,
 //! `c α s N_j/(κN) ≤ λ_min(K_j) ≤ λ_max(K_j) ≤ C β s N_j/N`, given `N_j ≳ d`. Its deterministic
 //! core, from `s/κ ≤ λ(P_i) ≤ s` ([SXY21, Lemma 3]; the `p_spectrum` check), is the sandwich

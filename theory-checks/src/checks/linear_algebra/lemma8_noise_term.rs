@@ -1,4 +1,4 @@
-//! SXY22 Lemma 8 (App. E.2; SPEC §3.2): given the features `φ(x)`, w.p. `≥ 1 − k e^{−d}`,
+//! SXY22 Lemma 8 (App. E.2): given the features `φ(x)`, w.p. `≥ 1 − k e^{−d}`,
 //! `‖BΛ_jζ‖₂² ≤ C σ² s d ‖K_j‖₂ / N` for every cluster `j` — the noise term of eq. 12
 //! (`B = (1/N)φᵀP`, `Λ_j` the true-label blocks, `K_j = BΛ_jφ`; Lemma 1's operator).
 //!

@@ -1,7 +1,7 @@
-//! Checks of the linear-algebra group (SPEC §4, Prop. 1 of §2.2, and the Phase 2 operator
-//! lemmas of §3.2). Each module: `pub fn run(cfg: &CheckConfig) -> CheckRecord`; shared pieces
-//! (a mixture model with known `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, sweep helpers) are in
-//! [`common`].
+//! Checks of the linear-algebra group (SXY22 Lemmas 3, 5, 6, 13, 14 of App. D.4–G, Prop. 1 of
+//! App. D.1, and the Phase 2 operator lemmas 7 and 8 of App. E.2). Each module:
+//! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; shared pieces (a mixture model with known
+//! `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, sweep helpers) are in [`common`].
 //!
 //! - [`lemma5_gap_free_projection`]: Lemma 5, `3√ε` without an eigengap (exact constant).
 //! - [`lemma14_random_subspace_angle`]: Lemma 14, `P[σ_min(UᵀQ) small] ≤ Cε` (binomial tests).

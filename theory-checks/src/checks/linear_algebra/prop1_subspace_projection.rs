@@ -1,4 +1,4 @@
-//! SXY22 Proposition 1 (subspace estimation, §D.1, proof in App. D.4; SPEC §2.2): with `Û` the
+//! SXY22 Proposition 1 (subspace estimation, App. D.1, proof in App. D.4): with `Û` the
 //! top-`k` left singular subspace of the Phase 1 subspace matrix `Y` at a fixed `θ`, w.p.
 //! `≥ 1 − N⁻¹⁰`, for every cluster `j`,
 //! `‖(I − ÛÛᵀ) Σ_j(θ*_j − θ)‖² ≤ C (δ² + σ²) ξ₁ / p_j`, `ξ₁ = √(d log N/m) + (d/m) log³ N`,

@@ -1,5 +1,5 @@
-//! SXY22 Proposition 2 (App. D.5): one moment-descent step of an anchor (Algorithm 1, steps
-//! 6–10). With `g = Σ_j(θ*_j − θ_t)`, `δ_t = max_l ‖θ*_l − θ_t‖`,
+//! SXY22 Proposition 2 (stated in App. D.2, proved in App. D.5): one moment-descent step of an
+//! anchor (Phase 1 pseudocode, steps 9–15). With `g = Σ_j(θ*_j − θ_t)`, `δ_t = max_l ‖θ*_l − θ_t‖`,
 //! `ξ₁ = √(d log N/m) + (d/m) log³N`, `ξ₂ = √(k log N/ℓ) + (k/ℓ) log³N` (natural logs):
 //!
 //! - eq. 19: `|σ̂²_t − ‖g‖²| ≤ C (δ_t² + σ²)(ξ₁/p_j + ξ₂)`;
@@ -11,8 +11,10 @@
 //! (the large-sample, converged limit of Algorithm 3 — `T₁ → ∞`); each anchor forms eq. 2's
 //! `A = (1/ℓ) Σ (Ûᵀε_j)(Ûᵀε̃_j)ᵀ` from `2ℓ` fresh samples, runs `T₂ = 100` power-iteration steps on
 //! `AAᵀ`, fixes the sign of `β̂` by `β̂ᵀÛᵀḡ ≥ 0`, sets `σ̂² = σ₁(A)` and steps
-//! `θ_{t+1} = θ_t + (ασ̂/(2β²)) Ûβ̂` (SPEC §2 decisions; the unit test below pins this step to
-//! `run_fedmd`'s). Covariances: `Σ_j = I` (α = β = 1) and diagonal `Σ_j` with entries in
+//! `θ_{t+1} = θ_t + (ασ̂/(2β²)) Ûβ̂` (the decisions documented in `fedmix::algorithms::fedmd`:
+//! `σ̂² = σ₁(A)`, the quantity eq. 19 compares with `‖g‖²`, and the sign that makes `Ûβ̂` point
+//! along `g`, which the singular vector alone does not fix; the unit test below pins this step
+//! to `run_fedmd`'s). Covariances: `Σ_j = I` (α = β = 1) and diagonal `Σ_j` with entries in
 //! `[α, β] = [0.5, 1.5]`, both ends attained; the step uses these stated α, β.
 //!
 //! Constants. The statement has one existential `C` for both eq. 19 and eq. 20. It is
@@ -67,7 +69,7 @@ const DIAG: (f64, f64) = (0.5, 1.5);
 /// Largest allowed `‖composed step − run_fedmd's step‖` in [`library_step_deviation`].
 pub const LIBRARY_STEP_TOL: f64 = 1e-10;
 
-/// The outcome of one anchor step (Algorithm 1, steps 8–10, given `Û`).
+/// The outcome of one anchor step (SXY22 Phase 1, steps 11–15, given `Û`).
 #[derive(Clone, Debug)]
 pub struct AnchorStep {
     /// `θ_{t+1}`.
@@ -76,7 +78,7 @@ pub struct AnchorStep {
     pub sigma_hat_sq: f64,
 }
 
-/// Steps 8–10 of Algorithm 1 for the anchor `client` at `theta` with subspace `u_hat`: eq. 2's
+/// Steps 11–15 of SXY22 Phase 1 for the anchor `client` at `theta` with subspace `u_hat`: eq. 2's
 /// `A` from samples `0..ℓ` and `ℓ..2ℓ`, power iteration from `v0`, the sign rule and the step
 /// `η = eta_scale · ασ̂/β²` (the algorithm's `eta_scale = 1/2`).
 #[allow(clippy::too_many_arguments)]

@@ -3,8 +3,8 @@
 //! (Lemma 4.6 — `p/m` is, up to the union bound, one client's error probability), and one
 //! REFINE step brings it down to `Pr[C₁ ≠ C*] ≤ ρ₁ p / m^{1−ρ₂}` (Theorem 4.8; Remark 4.9:
 //! "by (almost) a factor of 1/m"). Theorem 4.14's model guarantee is stated under the same
-//! conditions, after the clustering is recovered; it is the misclustering part that is checked
-//! here (SPEC §7's row "SR-FCA Thm 4.14": misclustering after REFINE).
+//! conditions, after the clustering is recovered; it is not checked here — the misclustering
+//! after REFINE that is checked is Theorem 4.8's (one REFINE step; Theorem 4.11 for R steps).
 //!
 //! Setup: the linear model of Proposition 4.1 with `dist = ℓ₂` (the theory's): k = 2, d = 10,
 //! `θ*_j = (Δ/√2)e_j` (Δ = `ε₂` = 1, `ε₁` = 0), σ = [`SIGMA`], m = [`CLIENTS`] clients with client
