@@ -84,11 +84,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     CheckRecord {
         name: "p_spectrum".into(),
         claim: "eigenvalues of P_i lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1] (FedProx)".into(),
-        // Left as is: this string is written into the committed docs/theory outputs
-        // (p_spectrum.json/.md, summary.json, README.md). Its second half names the internal
-        // planning document; at the next regeneration it should read "SXY21 Lemma 3, via SXY22
-        // App. E.2 (proof of Lemma 7)".
-        source: "SXY21 via SXY22 §4.2 / SPEC §3.1".into(),
+        source: "SXY21 Lemma 3, via SXY22 App. E.2 (proof of Lemma 7)".into(),
         statistic: worst,
         bound: SPECTRUM_TOL,
         constant: None,
