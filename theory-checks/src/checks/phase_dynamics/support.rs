@@ -150,3 +150,23 @@ pub fn fmt_list(v: &[f64]) -> String {
     let parts: Vec<String> = v.iter().map(|x| format!("{x:.3}")).collect();
     format!("[{}]", parts.join(", "))
 }
+
+/// Least squares per cluster on the given labels (normal equations): column j solves
+/// `(Σ_{i: z_i = j} φ_iᵀφ_i) θ = Σ_{i: z_i = j} φ_iᵀy_i` — the oracle estimate on the true labels.
+///
+/// # Panics
+/// If a cluster's Gram matrix is singular (callers build clusters with `N_j ≫ d`).
+pub fn cluster_least_squares(fed: &Federation, labels: &[usize], k: usize) -> DMatrix<f64> {
+    let d = fed.d();
+    let mut out = DMatrix::zeros(d, k);
+    for j in 0..k {
+        let (mut g, mut b) = (DMatrix::zeros(d, d), DVector::zeros(d));
+        for i in (0..fed.num_clients()).filter(|&i| labels[i] == j) {
+            let x = fed.x(i);
+            g += x * x.transpose();
+            b += x * fed.y(i);
+        }
+        out.set_column(j, &g.cholesky().expect("N_j ≫ d").solve(&b));
+    }
+    out
+}

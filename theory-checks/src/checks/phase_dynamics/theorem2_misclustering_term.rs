@@ -37,7 +37,7 @@
 //! `ν log(e/ν)` would therefore be a claim the paper does not make (and would fail at some
 //! seeds); the one-sided test is the bound's content.
 
-use super::support::{child, Mixture};
+use super::support::{child, cluster_least_squares, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -47,7 +47,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma};
 use fedmix::rng::{stream, Purpose};
 use fedmix::run::Recorder;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;
 
@@ -107,21 +107,6 @@ fn sizes(seed: u64) -> Vec<usize> {
         .collect()
 }
 
-/// Oracle least squares per true cluster (normal equations).
-fn oracle_ls(fed: &Federation, labels: &[usize]) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(D, K);
-    for j in 0..K {
-        let (mut g, mut b) = (DMatrix::zeros(D, D), DVector::zeros(D));
-        for i in (0..fed.num_clients()).filter(|&i| labels[i] == j) {
-            let x = fed.x(i);
-            g += x * x.transpose();
-            b += x * fed.y(i);
-        }
-        out.set_column(j, &g.cholesky().expect("N_j ≫ d").solve(&b));
-    }
-    out
-}
-
 #[derive(Clone, Debug)]
 struct Point {
     delta: f64,
@@ -158,7 +143,7 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
             local_solver: LocalSolver::Fedavg,
             rounds: ROUNDS,
         };
-        let oracle = oracle_ls(&fed, &labels);
+        let oracle = cluster_least_squares(&fed, &labels, K);
         match run_phase2(&fed, &oracle, &p, None, &mut Recorder::quiet()) {
             Ok((theta, lab)) => {
                 let n = fed.total_samples() as f64;
@@ -168,7 +153,7 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
                     .sum::<f64>()
                     / n;
                 let e = bottleneck_distance(&theta, &oracle).map_or(f64::INFINITY, |a| a.value);
-                let fixed = oracle_ls(&fed, &lab);
+                let fixed = cluster_least_squares(&fed, &lab, K);
                 unconverged = unconverged.max((&theta - &fixed).norm() / e);
                 floor += bottleneck_distance(&oracle, &ts).map_or(f64::NAN, |a| a.value);
                 per_rep.push((nu, e));

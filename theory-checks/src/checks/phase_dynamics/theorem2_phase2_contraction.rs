@@ -39,7 +39,7 @@
 //! of the check's false-failure probability [`check_alpha`]; the constant test (÷ [`SAFETY`]
 //! margin) and the minimum-decay validity condition have no stated α.
 
-use super::support::{child, fmt_list, random_unit, Mixture};
+use super::support::{child, cluster_least_squares, fmt_list, random_unit, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -48,7 +48,7 @@ use fedmix::algorithms::fedx_clustering::{phase2_round, LocalSolver, Phase2Param
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma, kappa_fedavg};
 use fedmix::rng::{stream, Purpose};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 
 /// Safety factor on c (c is divided by it).
 pub const SAFETY: f64 = 2.0;
@@ -108,17 +108,9 @@ impl Fit {
 fn ls_floor(fed: &Federation) -> f64 {
     let ts = fed.theta_star().expect("synthetic");
     let labels = fed.labels().expect("synthetic");
+    let est = cluster_least_squares(fed, labels, K);
     (0..K)
-        .map(|j| {
-            let (mut g, mut b) = (DMatrix::zeros(D, D), DVector::zeros(D));
-            for i in (0..fed.num_clients()).filter(|&i| labels[i] == j) {
-                let x = fed.x(i);
-                g += x * x.transpose();
-                b += x * fed.y(i);
-            }
-            let est = g.cholesky().expect("N_j ≥ d").solve(&b);
-            (est - ts.column(j)).norm()
-        })
+        .map(|j| (est.column(j) - ts.column(j)).norm())
         .fold(0.0, f64::max)
 }
 
