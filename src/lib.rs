@@ -20,7 +20,6 @@
 
 pub mod algorithms;
 pub mod error;
-pub mod experiment;
 pub mod federation;
 pub mod io;
 pub mod linalg;

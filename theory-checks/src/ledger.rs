@@ -15,7 +15,7 @@
 //!   log scale (geometric mean), so a ratio and its inverse get symmetric intervals.
 //! - **Success probabilities** (IFCA Fig. 3) use the Wilson 95 % interval.
 
-use fedmix::experiment::{self, CellResult, Plan, SeriesResult};
+use crate::experiment::{self, CellResult, Plan, SeriesResult};
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,7 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod checks;
-pub mod experiments;
+pub mod experiment;
 pub mod figure;
 pub mod framework;
 pub mod ledger;

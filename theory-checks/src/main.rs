@@ -4,10 +4,10 @@
 //! when a check fails, 2 on a usage or I/O error.
 
 use clap::{Parser, Subcommand};
-use fedmix::experiment::{parse_shard, Experiment, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use theory_checks::experiments;
+use theory_checks::experiment::report;
+use theory_checks::experiment::{parse_shard, Experiment, RunOptions};
 use theory_checks::framework::Side;
 use theory_checks::{figure, run_all, run_selected, selected, CheckConfig, CheckRecord, Profile};
 
@@ -151,8 +151,8 @@ fn main() -> ExitCode {
                 jobs: jobs(args.jobs),
             };
             let started = std::time::Instant::now();
-            let r = experiments::run_experiment(&plan, out, &opts)?;
-            experiments::log_run(out, shard, &r, started.elapsed().as_secs_f64(), opts.jobs)?;
+            let r = report::run_experiment(&plan, out, &opts)?;
+            report::log_run(out, shard, &r, started.elapsed().as_secs_f64(), opts.jobs)?;
             println!(
                 "{}: {} cells computed, {} already present (shard {shard})",
                 plan.experiment.name, r.ran, r.skipped
@@ -161,7 +161,7 @@ fn main() -> ExitCode {
         })(),
         Some(Cmd::Merge { dir, figures }) => (|| {
             let out = figures.clone().unwrap_or_else(|| dir.join("figures"));
-            let m = experiments::merge_and_render(dir, &out)?;
+            let m = report::merge_and_render(dir, &out)?;
             println!(
                 "{}: merged {}/{} cells into {}",
                 m.experiment,
@@ -199,7 +199,7 @@ fn check_only(args: &Args) -> Result<(), String> {
     };
     let checks: Vec<&str> = theory_checks::registry().iter().map(|c| c.0).collect();
     let mut exps = Vec::new();
-    for f in experiments::experiment_files(&args.experiments)? {
+    for f in report::experiment_files(&args.experiments)? {
         exps.push(Experiment::from_file(&f).map_err(|e| e.to_string())?.name);
     }
     for name in only.split(',') {
@@ -405,7 +405,7 @@ fn robustness_markdown(
 /// The experiment files of `--experiments`, those named by `--only` when it is given.
 fn selected_experiments(args: &Args) -> Result<Vec<Experiment>, String> {
     let mut out = Vec::new();
-    for file in experiments::experiment_files(&args.experiments)? {
+    for file in report::experiment_files(&args.experiments)? {
         let e = Experiment::from_file(&file).map_err(|e| e.to_string())?;
         if args
             .only
@@ -434,9 +434,9 @@ fn run_experiments(args: &Args) -> Result<(), String> {
             force: !resume,
             jobs: jobs(args.jobs),
         };
-        let r = experiments::run_experiment(&plan, &work, &opts)?;
+        let r = report::run_experiment(&plan, &work, &opts)?;
         let secs = started.elapsed().as_secs_f64();
-        experiments::log_run(&work, "1/1", &r, secs, opts.jobs)?;
+        report::log_run(&work, "1/1", &r, secs, opts.jobs)?;
         println!(
             "experiment {}: {} computed, {} resumed in {secs:.1} s",
             e.name, r.ran, r.skipped
@@ -459,13 +459,13 @@ fn write_report(args: &Args, timings: &[(String, (f64, usize))]) -> Result<(), S
             entries.push((e, None));
             continue;
         }
-        let m = experiments::merge_and_render(&work, &figures)?;
+        let m = report::merge_and_render(&work, &figures)?;
         loaded.insert(e.name.clone(), theory_checks::ledger::load(&work)?);
         let t = timings.iter().find(|(n, _)| *n == e.name).map(|(_, t)| *t);
         entries.push((e, Some((m, t))));
     }
     if args.only.is_none() {
-        let md = experiments::report(&entries, &loaded, "experiments", &args.profile);
+        let md = report::report(&entries, &loaded, "experiments", &args.profile);
         fedmix::io::write_atomic(&docs.join("REPORT.md"), md.as_bytes())
             .map_err(|e| e.to_string())?;
         println!("report: {}", docs.join("REPORT.md").display());

@@ -1,11 +1,11 @@
 //! Paper experiments (SXY22 App. C Figs. 1–3, IFCA §6.1 Fig. 3, SR-FCA §5) from
 //! `experiments/*.toml`: run the cells through
-//! [`fedmix::experiment`], render each merged figure as an SVG (mean line, interquartile or Wilson
+//! [`crate::experiment`], render each merged figure as an SVG (mean line, interquartile or Wilson
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 
+use crate::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
 use crate::figure::register_fonts;
 use crate::progress::Progress;
-use fedmix::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -642,7 +642,7 @@ fn seed_range(seeds: &std::collections::BTreeSet<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fedmix::experiment::{Band, Line};
+    use crate::experiment::{Band, Line};
 
     fn point(x: f64, n: usize) -> Band {
         Band {

@@ -1,0 +1,324 @@
+//! Running cells: one per axis value × variant × data seed, written atomically, sharded and
+//! resumable.
+
+use super::spec::*;
+use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
+use fedmix::error::{FedmixError, Result};
+use fedmix::io::{prepare_output_dir, write_json};
+use fedmix::randomness::Randomness;
+use fedmix::run::{Phase, Recorder, RunOutput};
+use fedmix::synthetic::{self};
+use std::path::{Path, PathBuf};
+
+fn series_result(
+    label: &str,
+    rec: &Recorder,
+    out: std::result::Result<RunOutput, String>,
+    fed: &fedmix::federation::Federation,
+) -> SeriesResult {
+    let phase1_rounds = rec
+        .rows
+        .iter()
+        .take_while(|r| r.phase == Phase::Phase1)
+        .count();
+    let mut total = 0u64;
+    let floats = rec
+        .rows
+        .iter()
+        .map(|r| {
+            total += r.comm.floats_down + r.comm.floats_up;
+            total
+        })
+        .collect();
+    let mut distance: Vec<Option<f64>> = rec.rows.iter().map(|r| r.distance).collect();
+    // Fewer than k models (vanilla FedAvg, a merged SR-FCA): eq. 6 is undefined; use the
+    // coverage distance max_j min_l ‖θ_l − θ*_j‖ (for one model: its worst cluster error).
+    if let Some(ts) = fed.theta_star() {
+        if rec.iterates.len() == rec.rows.len() {
+            for (d, theta) in distance.iter_mut().zip(&rec.iterates) {
+                if d.is_none() && theta.ncols() < ts.ncols() {
+                    *d = fedmix::metrics::coverage_distance(theta, ts).ok();
+                }
+            }
+        }
+    }
+    let mut s = SeriesResult {
+        label: label.into(),
+        error: None,
+        phase1_rounds,
+        distance,
+        misclustering: rec
+            .rows
+            .iter()
+            .map(|r| r.misclustering.map(|m| m.0))
+            .collect(),
+        floats,
+        final_distance: None,
+        final_misclustering: None,
+        clusters: 0,
+        official_success: None,
+    };
+    match out {
+        Err(e) => s.error = Some(e),
+        Ok(out) => {
+            let fin = fedmix::output::final_metrics(fed, None, &out);
+            s.final_distance = fin
+                .get("distance")
+                .and_then(serde_json::Value::as_f64)
+                .or_else(|| {
+                    fin.get("coverage_distance")
+                        .and_then(serde_json::Value::as_f64)
+                });
+            s.final_misclustering = fin
+                .get("misclustering_clients")
+                .and_then(serde_json::Value::as_f64);
+            s.clusters = out.theta_hat.ncols();
+            s.official_success = out
+                .extra
+                .get("ifca_official")
+                .and_then(|v| v.pointer("/verdict/success"))
+                .and_then(serde_json::Value::as_bool);
+        }
+    }
+    s
+}
+
+/// The key under which two-phase series share Phase 1 (its parameters and the start's scale),
+/// after checking both phases' parameters: an error here belongs to the series alone.
+fn phase1_key(cfg: &RunConfig, fed: &fedmix::federation::Federation) -> Result<String> {
+    let p1 = cfg.phase1(fed)?;
+    cfg.phase2(fed).check(fed)?;
+    Ok(format!(
+        "{}|{}",
+        serde_json::to_string(&p1).unwrap_or_default(),
+        cfg.init_scale.to_bits()
+    ))
+}
+
+/// Whether an experiment's figures need per-round metrics (a trace figure, or rounds / floats
+/// to a target error); sweeps of final values record communication only, which lets runs skip
+/// per-round metric passes and re-runs.
+pub fn needs_traces(e: &Experiment) -> bool {
+    e.figures.iter().any(|f| {
+        f.kind == FigureKind::Trace
+            || matches!(f.metric, Metric::RoundsToTarget | Metric::FloatsToTarget)
+    })
+}
+
+/// Run one cell: generate its data, run every series. Two-phase series with the same Phase 1
+/// parameters share one Phase 1 run, and their Phase 2 runs advance together
+/// ([`TwoPhase::run_phase2_batch_from`]) — bit-identical to running each series alone.
+///
+/// # Errors
+/// Data generation errors (the cell's parameters were checked by [`Experiment::plan`]; this
+/// fails only on e.g. memory limits). Algorithm errors are recorded per series.
+pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
+    let e = &plan.experiment;
+    let data = synthetic::generate_named(&e.setting, cell.seed, &cell.data)?;
+    let fed = &data.train;
+    let traces = needs_traces(e);
+    // Iterates are kept for the coverage distance of runs with fewer than k models.
+    let recorder = |iterates: bool| {
+        if traces {
+            Recorder::new(iterates)
+        } else {
+            Recorder::quiet()
+        }
+    };
+    let mut results: Vec<Option<SeriesResult>> = vec![None; e.series.len()];
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, (s, cfg)) in e.series.iter().zip(&cell.configs).enumerate() {
+        if s.algorithm == "two-phase" {
+            match phase1_key(cfg, fed) {
+                Ok(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((key, vec![i])),
+                },
+                Err(err) => {
+                    let r = series_result(&s.label, &recorder(false), Err(err.to_string()), fed);
+                    results[i] = Some(r);
+                }
+            }
+            continue;
+        }
+        let mut rec = recorder(true);
+        let out = fedmix::algorithms::by_name(&s.algorithm, cfg, None, Some(data.params.sigma))
+            .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
+            .map_err(|e| e.to_string());
+        results[i] = Some(series_result(&s.label, &rec, out, fed));
+    }
+    for (_, members) in groups {
+        let algs: Vec<TwoPhase> = members
+            .iter()
+            .map(|&m| TwoPhase {
+                cfg: cell.configs[m].clone(),
+                init: None,
+            })
+            .collect();
+        let mut rec1 = recorder(false);
+        let phase1 = algs[0].run_phase1_with(fed, cell.seed, &Randomness::default(), &mut rec1);
+        match &phase1 {
+            Ok(p1) => {
+                let refs: Vec<&TwoPhase> = algs.iter().collect();
+                let mut recs: Vec<Recorder> = members.iter().map(|_| rec1.clone()).collect();
+                let outs = TwoPhase::run_phase2_batch_from(&refs, fed, p1, &mut recs);
+                for (&m, (rec, out)) in members.iter().zip(recs.iter().zip(outs)) {
+                    let out = out.map_err(|e| e.to_string());
+                    results[m] = Some(series_result(&e.series[m].label, rec, out, fed));
+                }
+            }
+            Err(err) => {
+                for &m in &members {
+                    let out = Err(err.to_string());
+                    results[m] = Some(series_result(&e.series[m].label, &rec1, out, fed));
+                }
+            }
+        }
+    }
+    Ok(CellResult {
+        version: FORMAT_VERSION,
+        experiment: e.name.clone(),
+        profile: plan.profile.clone(),
+        cell: cell.clone(),
+        sigma: data.params.sigma,
+        series: results.into_iter().flatten().collect(),
+    })
+}
+
+/// Path of a cell's file.
+pub fn cell_path(out: &Path, cell: &CellSpec) -> PathBuf {
+    out.join("cells").join(format!("{}.json", cell.id))
+}
+
+/// Read a cell file, checking that it was computed from `cell`'s specification.
+///
+/// # Errors
+/// [`FedmixError::Malformed`] for unreadable JSON or a different specification.
+pub fn read_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
+    let text = std::fs::read_to_string(path).map_err(|e| FedmixError::io(path, e))?;
+    let r: CellResult = serde_json::from_str(&text).map_err(|e| FedmixError::Malformed {
+        path: path.into(),
+        message: e.to_string(),
+    })?;
+    if r.version != FORMAT_VERSION || r.cell != *cell {
+        return Err(FedmixError::Malformed {
+            path: path.into(),
+            message: "this cell was computed from a different experiment definition or \
+                      profile; use a fresh output directory (or --force to recompute)"
+                .into(),
+        });
+    }
+    Ok(r)
+}
+
+/// What [`run_plan`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunReport {
+    /// Cells computed now.
+    pub ran: usize,
+    /// Cells found on disk (`resume`).
+    pub skipped: usize,
+}
+
+/// Options of [`run_plan`].
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Shard `(i, n)`; `(1, 1)` = everything.
+    pub shard: (usize, usize),
+    /// Skip cells already on disk (after checking they match).
+    pub resume: bool,
+    /// Recompute and overwrite cells already on disk.
+    pub force: bool,
+    /// Worker threads (cells are independent; results do not depend on this).
+    pub jobs: usize,
+}
+
+/// Run the cells of a shard into `out`, calling `progress(done, total, cell id)` after each.
+///
+/// # Errors
+/// [`FedmixError::Output`] when a cell of this shard exists and neither `resume` nor `force`
+/// is set, or the directory is unusable; data errors of a cell.
+pub fn run_plan(
+    plan: &Plan,
+    out: &Path,
+    opts: &RunOptions,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<RunReport> {
+    prepare_output_dir(&out.join("cells"))?;
+    write_json(&out.join("plan.json"), plan)?;
+    let mine = plan.shard(opts.shard);
+    let mut todo = Vec::new();
+    let mut report = RunReport::default();
+    for &c in &mine {
+        let cell = &plan.cells[c];
+        let path = cell_path(out, cell);
+        if path.exists() && !opts.force {
+            if !opts.resume {
+                return Err(FedmixError::Output {
+                    path,
+                    message: "cell already computed; pass --resume to keep finished cells or \
+                              --force to recompute them"
+                        .into(),
+                });
+            }
+            read_cell(&path, cell)?;
+            report.skipped += 1;
+        } else {
+            todo.push(c);
+        }
+    }
+    let total = todo.len();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let first_error: std::sync::Mutex<Option<FedmixError>> = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.max(1).min(total.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= total || first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
+                    return;
+                }
+                let cell = &plan.cells[todo[i]];
+                let res = run_cell(plan, cell).and_then(|r| write_json(&cell_path(out, cell), &r));
+                match res {
+                    Ok(()) => {
+                        let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                        progress(d, total, &cell.id);
+                    }
+                    Err(e) => {
+                        if let Ok(mut slot) = first_error.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    report.ran = total;
+    Ok(report)
+}
+
+/// Read `OUT/plan.json`.
+///
+/// # Errors
+/// I/O or [`FedmixError::Malformed`].
+pub fn read_plan(out: &Path) -> Result<Plan> {
+    let path = out.join("plan.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| FedmixError::io(&path, e))?;
+    let plan: Plan = serde_json::from_str(&text).map_err(|e| FedmixError::Malformed {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    if plan.version != FORMAT_VERSION {
+        return Err(FedmixError::UnsupportedVersion {
+            path,
+            found: plan.version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    Ok(plan)
+}

@@ -1,0 +1,304 @@
+//! Figure data from whatever cells exist: means with interquartile bands, Wilson intervals
+//! for success rates, failures accounted per point.
+
+use super::cells::*;
+use super::spec::*;
+use fedmix::error::Result;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Mean and interquartile band of the values present (or a Wilson interval for success).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    /// x (round or axis value).
+    pub x: f64,
+    /// Mean (for success: the proportion).
+    pub mean: f64,
+    /// Lower band (25 % quantile over seeds, linear interpolation; for success: Wilson 95 %
+    /// lower limit).
+    pub lo: f64,
+    /// Upper band (75 % quantile; for success: Wilson 95 % upper limit).
+    pub hi: f64,
+    /// Number of seeds with a value.
+    pub n: usize,
+}
+
+/// One line of a merged figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// Legend label (series, with the variant).
+    pub label: String,
+    /// Points.
+    pub points: Vec<Band>,
+    /// Phase 1 rounds (trace figures of two-phase series; shaded).
+    pub phase1_rounds: usize,
+    /// Runs of this line that failed (a typed error instead of a result), in cell order.
+    pub failures: Vec<Failure>,
+}
+
+/// A run of a line that ended in a typed error (e.g. Phase 1 finding fewer than k clusters).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Data seed of the cell.
+    pub seed: u64,
+    /// Axis value of the cell (sweeps); `None` in trace figures, where a failure has no round.
+    pub x: Option<f64>,
+    /// The error's message.
+    pub message: String,
+}
+
+/// A merged figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedFigure {
+    /// `<experiment>-<figure>`.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// x label.
+    pub x_label: String,
+    /// y label.
+    pub y_label: String,
+    /// Log x.
+    pub log_x: bool,
+    /// Log y.
+    pub log_y: bool,
+    /// Lines.
+    pub lines: Vec<Line>,
+}
+
+/// The merged result of an output directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Merged {
+    /// Experiment name.
+    pub experiment: String,
+    /// Profile.
+    pub profile: String,
+    /// Cells found / planned.
+    pub cells_found: usize,
+    /// Cells planned.
+    pub cells_planned: usize,
+    /// Cells missing (ids).
+    pub missing: Vec<String>,
+    /// Figures.
+    pub figures: Vec<MergedFigure>,
+}
+
+/// Wilson score interval (95 %) for `x` successes out of `n`.
+pub fn wilson(x: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let (nf, p) = (n as f64, x as f64 / n as f64);
+    let den = 1.0 + z * z / nf;
+    let centre = (p + z * z / (2.0 * nf)) / den;
+    let half = z * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt() / den;
+    // At x = 0 and x = n the limits are exactly 0 and 1 (rounding would give 1 − 1e−16).
+    let lo = if x == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if x == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (lo, hi)
+}
+
+fn band(x: f64, vals: &[f64]) -> Option<Band> {
+    if vals.is_empty() {
+        return None;
+    }
+    let n = vals.len();
+    let mut sorted = vals.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // Quantile with linear interpolation between order statistics (numpy's default).
+    let q = |p: f64| {
+        let h = p * (n - 1) as f64;
+        let (i, f) = (h.floor() as usize, h - h.floor());
+        sorted[i] + f * (sorted[(i + 1).min(n - 1)] - sorted[i])
+    };
+    Some(Band {
+        x,
+        mean: vals.iter().sum::<f64>() / n as f64,
+        lo: q(0.25),
+        hi: q(0.75),
+        n,
+    })
+}
+
+fn scalar(f: &FigureSpec, s: &SeriesResult, sigma: f64) -> Option<f64> {
+    if s.error.is_some() {
+        return None;
+    }
+    let reach = |t: f64| s.distance.iter().position(|d| d.is_some_and(|d| d <= t));
+    match f.metric {
+        Metric::Distance => s.final_distance,
+        Metric::Misclustering => s.final_misclustering,
+        Metric::Clusters => Some(s.clusters as f64),
+        Metric::Success => Some(f64::from(u8::from(s.official_success.unwrap_or_else(
+            || {
+                s.final_distance
+                    .is_some_and(|d| d < f.success_factor * sigma + f.success_offset)
+            },
+        )))),
+        Metric::RoundsToTarget => f.target.and_then(reach).map(|r| (r + 1) as f64),
+        Metric::FloatsToTarget => f.target.and_then(reach).map(|r| s.floats[r] as f64),
+    }
+}
+
+/// Assemble every figure from the cells present in `out`.
+///
+/// # Errors
+/// [`read_plan`] errors; a cell file that does not match the plan.
+pub fn merge(out: &Path) -> Result<Merged> {
+    let plan = read_plan(out)?;
+    let e = &plan.experiment;
+    let mut cells: Vec<CellResult> = Vec::new();
+    let mut missing = Vec::new();
+    for cell in &plan.cells {
+        let path = cell_path(out, cell);
+        if path.exists() {
+            cells.push(read_cell(&path, cell)?);
+        } else {
+            missing.push(cell.id.clone());
+        }
+    }
+    let mut variants: Vec<Option<usize>> = plan.cells.iter().map(|c| c.variant).collect();
+    variants.sort_unstable();
+    variants.dedup();
+    let mut figures = Vec::new();
+    for f in &e.figures {
+        let chosen: Vec<usize> = e
+            .series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| f.series.as_ref().is_none_or(|l| l.contains(&s.label)))
+            .map(|(i, _)| i)
+            .collect();
+        let mut lines = Vec::new();
+        for &v in &variants {
+            for &si in &chosen {
+                let label = match v {
+                    Some(v) => format!("{} ({})", e.series[si].label, e.variants[v].label),
+                    None => e.series[si].label.clone(),
+                };
+                let mine: Vec<&CellResult> = cells.iter().filter(|c| c.cell.variant == v).collect();
+                let failures: Vec<Failure> = mine
+                    .iter()
+                    .filter_map(|c| {
+                        c.series[si].error.as_ref().map(|m| Failure {
+                            seed: c.cell.seed,
+                            x: match f.kind {
+                                FigureKind::Trace => None,
+                                FigureKind::Sweep => {
+                                    c.cell.x.and_then(|p| plan.axis_values.get(p.0).copied())
+                                }
+                            },
+                            message: m.clone(),
+                        })
+                    })
+                    .collect();
+                let mut points = Vec::new();
+                let mut phase1_rounds = 0;
+                match f.kind {
+                    FigureKind::Trace => {
+                        let len = mine
+                            .iter()
+                            .map(|c| c.series[si].distance.len())
+                            .max()
+                            .unwrap_or(0);
+                        phase1_rounds = mine
+                            .iter()
+                            .map(|c| c.series[si].phase1_rounds)
+                            .max()
+                            .unwrap_or(0);
+                        for r in 0..len {
+                            let vals: Vec<f64> = mine
+                                .iter()
+                                .filter_map(|c| {
+                                    let s = &c.series[si];
+                                    match f.metric {
+                                        Metric::Misclustering => {
+                                            s.misclustering.get(r).copied().flatten()
+                                        }
+                                        _ => s.distance.get(r).copied().flatten(),
+                                    }
+                                })
+                                .collect();
+                            points.extend(band((r + 1) as f64, &vals));
+                        }
+                    }
+                    FigureKind::Sweep => {
+                        for (xi, &x) in plan.axis_values.iter().enumerate() {
+                            let at: Vec<&&CellResult> = mine
+                                .iter()
+                                .filter(|c| c.cell.x.map(|p| p.0) == Some(xi))
+                                .collect();
+                            let vals: Vec<f64> = at
+                                .iter()
+                                .filter_map(|c| scalar(f, &c.series[si], c.sigma))
+                                .collect();
+                            if f.metric == Metric::Success {
+                                let n = at.len();
+                                let succ = vals.iter().filter(|&&v| v > 0.5).count();
+                                if n > 0 {
+                                    let (lo, hi) = wilson(succ, n);
+                                    points.push(Band {
+                                        x,
+                                        mean: succ as f64 / n as f64,
+                                        lo,
+                                        hi,
+                                        n,
+                                    });
+                                }
+                            } else {
+                                points.extend(band(x, &vals));
+                            }
+                        }
+                    }
+                }
+                lines.push(Line {
+                    label,
+                    points,
+                    phase1_rounds,
+                    failures,
+                });
+            }
+        }
+        let (x_label, log_x) = match (f.kind, &e.axis) {
+            (FigureKind::Sweep, Some(a)) => (a.label.clone(), a.log),
+            _ => ("round".to_string(), false),
+        };
+        let y_label = match f.metric {
+            Metric::Distance => "d(θ, θ*)".to_string(),
+            Metric::Misclustering => "misclustering (clients)".to_string(),
+            Metric::Success => format!(
+                "success probability ({} seeds/point planned)",
+                plan.experiment.profiles[&plan.profile].seeds
+            ),
+            Metric::Clusters => "clusters found".to_string(),
+            Metric::RoundsToTarget => format!("rounds to d ≤ {}", f.target.unwrap_or(0.0)),
+            Metric::FloatsToTarget => format!("floats sent to d ≤ {}", f.target.unwrap_or(0.0)),
+        };
+        figures.push(MergedFigure {
+            name: format!("{}-{}", e.name, f.name),
+            title: format!("{} — {}", e.title, f.name),
+            x_label,
+            y_label,
+            log_x,
+            log_y: f.log_y,
+            lines,
+        });
+    }
+    Ok(Merged {
+        experiment: e.name.clone(),
+        profile: plan.profile.clone(),
+        cells_found: cells.len(),
+        cells_planned: plan.cells.len(),
+        missing,
+        figures,
+    })
+}
