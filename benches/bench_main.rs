@@ -2,21 +2,22 @@
 //! Inputs are seeded and built outside `iter`; ids name the sizes (issue 7 item 4).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fedmix::algorithms::fedmd::{
-    client_moments, run_fedmd, subspace_basis, Pairing, Phase1Variant,
-};
+use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_basis};
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
 use fedmix::algorithms::ifca::{
-    ifca_round, official_init, official_step, official_step_batch, IfcaOption, IfcaParams,
+    ifca_round, official_init, official_step, official_step_batch, IfcaParams,
 };
 use fedmix::algorithms::kmeans::kmeans;
 use fedmix::algorithms::orthogonal_iteration::federated_orthogonal_iteration;
-use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::engine::init::random_init;
+use fedmix::engine::recorder::{Comm, Recorder};
 use fedmix::federation::Federation;
 use fedmix::linalg::random_orthonormal;
 use fedmix::metrics::bottleneck_distance;
+use fedmix::params::IfcaOption;
+use fedmix::params::RunConfig;
+use fedmix::params::{Pairing, Phase1Variant};
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::{Comm, Recorder};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use std::time::Duration;

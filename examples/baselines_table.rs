@@ -25,10 +25,12 @@ use fedmix::algorithms::ifca::{official_success, Ifca, IfcaOfficial, OfficialPar
 use fedmix::algorithms::one_shot::OneShot;
 use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
-use fedmix::algorithms::two_phase::RunConfig;
+use fedmix::engine::contract::{Algorithm, RunOutput};
+use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
+use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
-use fedmix::run::{as_options, Algorithm, Recorder, RunOutput};
+use fedmix::params::RunConfig;
 use fedmix::synthetic::generate_named;
 use std::time::Instant;
 

@@ -5,9 +5,11 @@
 //! `cargo run --release --example golden` (rewrites the folder; review the diff before committing:
 //! a change means the numbers of some algorithm changed).
 
-use fedmix::algorithms::{by_name, two_phase::RunConfig};
+use fedmix::algorithms::registry::by_name;
+
+use fedmix::engine::recorder::Recorder;
 use fedmix::io::{write_dataset, write_f64, write_i64, write_json, Dataset};
-use fedmix::run::Recorder;
+use fedmix::params::RunConfig;
 use fedmix::synthetic::generate_named;
 use serde_json::json;
 use std::path::Path;
@@ -111,7 +113,7 @@ fn main() {
     let ds = Dataset::from(data);
     write_dataset(&root.join("dataset"), &ds).expect("writable");
     let fed = &ds.train;
-    let theta0 = fedmix::algorithms::two_phase::random_init(fed.d(), 3, 1.0, 99, 0);
+    let theta0 = fedmix::engine::init::random_init(fed.d(), 3, 1.0, 99, 0);
     write_f64(&root.join("theta0.npy"), &[3, fed.d()], theta0.as_slice()).expect("writable");
     let mut index = Vec::new();
     for &(name, algorithm, overrides, uses_init) in CASES {

@@ -6,15 +6,20 @@
 //! its memory floor and two Phase 2 rounds (s = 1, 5) and writes nothing: a quick before/after
 //! probe for kernel changes (build the old commit in a worktree and alternate the two binaries).
 
-use fedmix::algorithms::fedmd::{subspace_basis, subspace_matrix, Pairing};
-use fedmix::algorithms::fedx_clustering::{phase2_replicate, phase2_round_fused, Phase2Params};
+use fedmix::algorithms::fedmd::{subspace_basis, subspace_matrix};
+
+use fedmix::algorithms::fedx_clustering::{phase2_replicate, phase2_round_fused};
 use fedmix::algorithms::ifca::{
-    ifca_round, official_init, official_step, official_step_batch, IfcaOption, IfcaParams,
+    ifca_round, official_init, official_step, official_step_batch, IfcaParams,
 };
-use fedmix::algorithms::replicates::batched_sums;
-use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::engine::client_pass::batched_sums;
+use fedmix::engine::init::random_init;
 use fedmix::federation::Federation;
 use fedmix::linalg::top_k_left_singular;
+use fedmix::params::IfcaOption;
+use fedmix::params::Pairing;
+use fedmix::params::Phase2Params;
+use fedmix::params::RunConfig;
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rayon::prelude::*;

@@ -5,10 +5,13 @@
 //! `cargo run --release --example phase1_table -- [key=value ...]` — the arguments override the
 //! run configuration (e.g. `anchors=10 phase1_iterations=5 pairing=first-two`).
 
-use fedmix::algorithms::two_phase::{Phase2Only, RunConfig, TwoPhase};
+use fedmix::algorithms::two_phase::{Phase2Only, TwoPhase};
+
+use fedmix::engine::contract::Algorithm;
+use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::metrics::{bottleneck_distance, separation};
-use fedmix::run::{Algorithm, Recorder};
+use fedmix::params::RunConfig;
 use fedmix::synthetic::generate_named;
 
 struct Row {

@@ -9,26 +9,31 @@
 //! source of SXY22's γ, κ and `P_i`). Every choice the papers leave open, or where the code
 //! departs from them, is marked "Decision" in the docs here, with its reason.
 //!
-//! Layout: [`federation`] (validated data model), [`synthetic`] (seeded settings of SXY22
-//! App. C.1–C.3, IFCA §6.1 and the IFCA / SR-FCA authors' code), [`metrics`] (SXY22 eq. 6
-//! distance, misclustering, losses, the constants of SXY22 §4.2 and Theorem 2), [`io`]
-//! (numpy-readable files), [`rng`] (named seed streams), [`prec`] (named tolerances), [`error`]
-//! (typed errors).
+//! Layers, lowest first (no module imports from a layer above its own; `tests/layering.rs`
+//! enforces it and `docs/ARCHITECTURE.md` draws it): foundation ([`error`], [`prec`] named
+//! tolerances, [`rng`] named seed streams) → numerics ([`linalg`]) → data ([`federation`],
+//! [`synthetic`] seeded settings of SXY22 App. C.1–C.3, IFCA §6.1 and the authors' code, [`io`])
+//! → measures ([`metrics`]: SXY22 eq. 6 distance, misclustering, the constants of SXY22 §4.2
+//! and Theorem 2) → parameters ([`params`]) → round engine ([`engine`]: client passes, local
+//! updates, participation, supplied randomness, the trace and the algorithm contract) →
+//! algorithms ([`algorithms`], one file per paper algorithm, [`algorithms::registry`] on top) →
+//! evaluation ([`output`], [`validate`]) → the `fedmix` CLI. The experiment runner and the
+//! theory checks live in the `theory-checks` crate above all of it.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(clippy::float_cmp)]
 
 pub mod algorithms;
+pub mod engine;
 pub mod error;
 pub mod federation;
 pub mod io;
 pub mod linalg;
 pub mod metrics;
 pub mod output;
+pub mod params;
 pub mod prec;
 pub mod prelude;
-pub mod randomness;
 pub mod rng;
-pub mod run;
 pub mod synthetic;
 pub mod validate;

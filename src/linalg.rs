@@ -27,7 +27,7 @@ pub enum Batched {
 /// `c ← a · b` (α = 1, β = 0) such that **each entry `c_ij` is a function of row `i` of `a` and
 /// column `j` of `b` alone, bit for bit**: batching more rows into `a` or columns into `b` never
 /// changes an entry. This is what makes batched replicates identical to single runs
-/// ([`crate::algorithms::replicates`]). Operands must be contiguous column-major (nalgebra 0.35's
+/// ([`crate::engine::client_pass`]). Operands must be contiguous column-major (nalgebra 0.35's
 /// `gemv` fallback writes out of bounds for row-strided views: its `axcpy` takes the underlying
 /// slice length for the element count).
 ///

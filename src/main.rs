@@ -32,7 +32,8 @@ struct Cli {
 #[derive(clap::Args)]
 struct SourceArgs {
     /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
-    /// one-shot | oracle-labels | sr-fca | cfl.
+    /// one-shot | oracle-labels | sr-fca | cfl. (Parsed here rather than by clap, so that an
+    /// unknown name gets the one-line typed error every other bad input gets.)
     #[arg(long)]
     algorithm: String,
     /// Dataset directory (alternative to --setting).
@@ -70,8 +71,8 @@ struct SourceArgs {
 
 impl SourceArgs {
     /// The randomness files given.
-    fn randomness_paths(&self) -> fedmix::randomness::RandomnessPaths {
-        fedmix::randomness::RandomnessPaths {
+    fn randomness_paths(&self) -> fedmix::engine::randomness::RandomnessPaths {
+        fedmix::engine::randomness::RandomnessPaths {
             init: self.init.clone(),
             anchors: self.anchors.clone(),
             q0: self.q0.clone(),
@@ -298,17 +299,19 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
 /// Data, configuration, algorithm and randomness of a run.
 struct Prepared {
     ds: Dataset,
-    cfg: fedmix::algorithms::two_phase::RunConfig,
-    alg: Box<dyn fedmix::run::Algorithm>,
+    cfg: fedmix::params::RunConfig,
+    alg: Box<dyn fedmix::engine::contract::Algorithm>,
     /// The randomness supplied from files.
-    given: fedmix::randomness::Randomness,
+    given: fedmix::engine::randomness::Randomness,
     /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
-    resolved: Option<fedmix::randomness::Randomness>,
+    resolved: Option<fedmix::engine::randomness::Randomness>,
 }
 
 fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
-    use fedmix::algorithms::two_phase::RunConfig;
-    use fedmix::randomness::{by_name_with, load, resolve};
+    use fedmix::algorithms::registry::{by_name_with, resolve};
+    use fedmix::engine::randomness::load;
+    use fedmix::params::RunConfig;
+    let kind = fedmix::params::AlgorithmKind::parse(&args.algorithm)?;
     let sets = parse_sets(&args.sets)?;
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
@@ -345,18 +348,12 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
         ds.train.num_clients(),
     )?;
     let resolved = match export {
-        true => Some(resolve(
-            &args.algorithm,
-            &cfg,
-            &ds.train,
-            args.seed,
-            &given,
-        )?),
+        true => Some(resolve(kind, &cfg, &ds.train, args.seed, &given)?),
         false => None,
     };
     let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
     let alg = by_name_with(
-        &args.algorithm,
+        kind,
         &cfg,
         resolved.clone().unwrap_or_else(|| given.clone()),
         sigma,
@@ -371,7 +368,7 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
 }
 
 fn run_algorithm(args: RunArgs) -> Result<()> {
-    use fedmix::run::Recorder;
+    use fedmix::engine::recorder::Recorder;
     let started = std::time::Instant::now();
     fedmix::output::check_fresh_output(&args.out, args.force)?;
     if let Some(dir) = &args.export_randomness {
@@ -388,7 +385,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let mut rec = Recorder::new(args.save_iterates);
     let out = alg.run(&ds.train, args_src.seed, &mut rec)?;
     let exported = match (&args.export_randomness, &resolved) {
-        (Some(dir), Some(r)) => Some((dir, fedmix::randomness::export(dir, r)?)),
+        (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r)?)),
         _ => None,
     };
     let p2 = cfg.phase2(&ds.train);
@@ -419,7 +416,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     summary.insert(
         "randomness".into(),
         serde_json::json!({
-            "supplied": fedmix::randomness::summary(&given),
+            "supplied": fedmix::engine::randomness::summary(&given),
             "drawn_from_seed": "everything not supplied",
             "exported": exported.as_ref().map(|(dir, files)| serde_json::json!({
                 "dir": dir.display().to_string(),
@@ -462,7 +459,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
 }
 
 fn validate(args: ValidateArgs) -> Result<bool> {
-    use fedmix::run::Recorder;
+    use fedmix::engine::recorder::Recorder;
     use fedmix::validate::{compare, Tolerance};
     for (name, v) in [("rtol", args.rtol), ("atol", args.atol)] {
         if !(v.is_finite() && v >= 0.0) {
@@ -483,7 +480,9 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     alg.run(&ds.train, args.src.seed, &mut rec)?;
     let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
     // The start of round 1, when the given initial models are the Phase 2 start.
-    let start = init.filter(|m| m.ncols() == k && args.src.algorithm != "two-phase");
+    let start = init.filter(|m| {
+        m.ncols() == k && args.src.algorithm != fedmix::params::AlgorithmKind::TwoPhase.as_str()
+    });
     let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
     let report = compare(
         start,

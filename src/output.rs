@@ -3,11 +3,12 @@
 //! models changes) and `iterate_labels.npy` (rounds × M). Label `-1` = unassigned (SR-FCA).
 //! Every file is written atomically; `summary.json` goes last.
 
+use crate::engine::contract::RunOutput;
+use crate::engine::recorder::{Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::io::{prepare_output_dir, write_atomic, write_f64, write_i64, write_json};
 use crate::metrics;
-use crate::run::{Phase, Recorder, RunOutput};
 use nalgebra::DMatrix;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -18,12 +19,12 @@ pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutpu
     let theta = &out.theta_hat;
     m.insert(
         "training_loss".into(),
-        json!(metrics::training_loss(fed, theta)),
+        json!(crate::engine::client_pass::training_loss(fed, theta)),
     );
     if let Some(t) = test {
         m.insert(
             "heldout_loss".into(),
-            json!(metrics::training_loss(t, theta)),
+            json!(crate::engine::client_pass::training_loss(t, theta)),
         );
     }
     m.insert("models".into(), json!(theta.ncols()));
@@ -56,7 +57,7 @@ pub fn final_metrics(fed: &Federation, test: Option<&Federation>, out: &RunOutpu
         }
     }
     if let (Some(truth), Some(k)) = (fed.labels(), fed.k()) {
-        let est = crate::run::as_options(&out.labels);
+        let est = crate::metrics::as_options(&out.labels);
         if let Ok(q) = metrics::label_quality(&est, truth, &fed.sizes(), theta.ncols(), k) {
             m.insert("misclustering_clients".into(), json!(q.clients));
             m.insert("misclustering_samples".into(), json!(q.samples));
@@ -187,9 +188,9 @@ pub fn write_run(
     write_json(&dir.join("summary.json"), &Value::Object(summary))
 }
 
-/// A label as written to `.npy`: [`crate::run::UNASSIGNED`] becomes `-1`.
+/// A label as written to `.npy`: [`crate::metrics::UNASSIGNED`] becomes `-1`.
 fn label_i64(l: usize) -> i64 {
-    if l == crate::run::UNASSIGNED {
+    if l == crate::metrics::UNASSIGNED {
         -1
     } else {
         l as i64

@@ -4,17 +4,20 @@
 
 use fedmix::algorithms::cfl::{Cfl, Split};
 use fedmix::algorithms::fedavg::FedAvg;
-use fedmix::algorithms::fedx_clustering::LocalSolver;
-use fedmix::algorithms::ifca::{Ifca, IfcaOfficial, IfcaOption};
+use fedmix::algorithms::ifca::{Ifca, IfcaOfficial};
 use fedmix::algorithms::local::Local;
 use fedmix::algorithms::one_shot::OneShot;
 use fedmix::algorithms::oracle_labels::OracleLabels;
-use fedmix::algorithms::sr_fca::{SrFca, SrfcaDist};
-use fedmix::algorithms::two_phase::RunConfig;
+use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::engine::contract::{Algorithm, RunOutput};
+use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::federation::Federation;
 use fedmix::metrics::misclustering;
-use fedmix::run::{Algorithm, Recorder, RunOutput};
+use fedmix::params::IfcaOption;
+use fedmix::params::LocalSolver;
+use fedmix::params::RunConfig;
+use fedmix::params::SrfcaDist;
 use fedmix::synthetic::generate_named;
 use std::collections::HashMap;
 

@@ -3,9 +3,11 @@
 //! 1e-12 relative (the tolerance absorbs SIMD-kernel rounding differences between machines,
 //! not algorithmic drift), with identical labels.
 
-use fedmix::algorithms::{by_name, two_phase::RunConfig};
+use fedmix::algorithms::registry::by_name;
+
+use fedmix::engine::recorder::Recorder;
 use fedmix::io::{read_dataset, read_f64, read_i64};
-use fedmix::run::Recorder;
+use fedmix::params::RunConfig;
 use nalgebra::DMatrix;
 use std::path::Path;
 

@@ -8,18 +8,21 @@
 //! solvers, partial participation), the `ifca-official` grid (with diverging runs), and
 //! batched Phase 2 runs with mixed `s`, `η`, FedProx, fixed labels and a failing job.
 
-use fedmix::algorithms::fedx_clustering::{
-    run_phase2, run_phase2_batch, LocalSolver, Phase2Job, Phase2Params,
-};
+use fedmix::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job};
+
 use fedmix::algorithms::ifca::{
     official_init, official_run, official_runs_batch, run_restart_with, run_restarts_batch, Ifca,
-    IfcaOption, IfcaParams,
+    IfcaParams,
 };
-use fedmix::algorithms::two_phase::{random_init, RunConfig};
+use fedmix::engine::contract::Algorithm;
+use fedmix::engine::init::random_init;
+use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
+use fedmix::params::IfcaOption;
+use fedmix::params::RunConfig;
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::{Algorithm, Recorder};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rand::RngExt;
@@ -269,12 +272,12 @@ fn phase2_batch_equals_single_runs_trace_included() {
 /// data fit one group per chunk.)
 #[test]
 fn engine_matches_a_per_client_reference_across_prediction_groups() {
-    use fedmix::algorithms::fedx_clustering::{
-        assign_clusters, client_gradient, local_update, phase2_round_fused,
-    };
+    use fedmix::algorithms::fedx_clustering::{assign_clusters, phase2_round_fused};
     use fedmix::algorithms::ifca::gradient_step;
-    use fedmix::algorithms::replicates::{CLIENT_CHUNK, PREDICTION_GROUP_FLOATS};
-    use fedmix::metrics::{argmin, client_losses, training_loss};
+    use fedmix::engine::client_pass::training_loss;
+    use fedmix::engine::client_pass::{CLIENT_CHUNK, PREDICTION_GROUP_FLOATS};
+    use fedmix::engine::local_update::{client_gradient, local_update};
+    use fedmix::metrics::{argmin, client_losses};
     for (setting, pairs) in [
         (
             "sxy-balanced",

@@ -1,19 +1,23 @@
 //! Tests of the SXY22 two-phase algorithm (issue: two-phase algorithm).
 
-use fedmix::algorithms::fedmd::{
-    client_moments, run_fedmd, subspace_matrix, FedMdParams, Pairing, Phase1Variant, SubspaceMethod,
-};
-use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters, LocalSolver, Phase2Params};
+use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_matrix};
+
+use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters};
 use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, p_block, GlobalOperator};
 use fedmix::algorithms::orthogonal_iteration::{assemble, federated_orthogonal_iteration};
-use fedmix::algorithms::two_phase::{random_init, Phase2Only, RunConfig, TwoPhase};
+use fedmix::algorithms::two_phase::{Phase2Only, TwoPhase};
+use fedmix::engine::contract::Algorithm;
+use fedmix::engine::init::random_init;
+use fedmix::engine::recorder::{Comm, Recorder};
 use fedmix::error::FedmixError;
 use fedmix::federation::Federation;
 use fedmix::linalg::{orthonormalize, random_orthonormal};
 use fedmix::metrics::{bottleneck_distance, client_curvature};
+use fedmix::params::RunConfig;
+use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::prec::IDENTITY_RTOL;
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::{Algorithm, Comm, Recorder};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use proptest::prelude::*;
@@ -69,7 +73,7 @@ proptest! {
         let (g1, _) = fedmix::metrics::gamma(&fed, 1.0);
         for (solver, s) in solver_cases() {
             let p = Phase2Params { eta: gamma / g1, local_steps: s, local_solver: solver, rounds: 1 };
-            let prox = (solver == LocalSolver::Fedprox).then(|| fedmix::algorithms::fedx_clustering::prox_factors(&fed, p.eta).unwrap());
+            let prox = (solver == LocalSolver::Fedprox).then(|| fedmix::engine::local_update::prox_factors(&fed, p.eta).unwrap());
             let labels = assign_clusters(&fed, &theta_prev);
             let next = aggregate(&fed, &theta_prev, &labels, &p, prox.as_deref());
             let op = GlobalOperator::new(&fed, &p).unwrap();
@@ -162,7 +166,7 @@ fn oracle_round_contracts_by_exactly_the_norm() {
         };
         let op = GlobalOperator::new(&fed, &p).unwrap();
         let prox = (solver == LocalSolver::Fedprox)
-            .then(|| fedmix::algorithms::fedx_clustering::prox_factors(&fed, p.eta).unwrap());
+            .then(|| fedmix::engine::local_update::prox_factors(&fed, p.eta).unwrap());
         for j in 0..2 {
             let kj = op.K(&lambda_diag(&fed, &truth, j));
             let kj = (&kj + kj.transpose()) * 0.5; // symmetric up to rounding

@@ -37,35 +37,19 @@
 //! 900 clients have n_i = 10 < d = 100; 16, 19, 11 on `srfca-linear`, d = 1000). `cfl_gamma_max`
 //! cannot tell these splits from correct ones across settings (see its doc).
 
-use super::fedx_clustering::{client_update, prox_factors, LocalSolver, Phase2Params, ProxFactor};
-use super::two_phase::RunConfig;
-use crate::error::{FedmixError, Result};
+use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
+use crate::params::check_cfl;
+use crate::params::AlgorithmKind;
+
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::error::Result;
 use crate::federation::Federation;
-use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
+use crate::params::RunConfig;
+use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 use serde_json::json;
-
-/// Check CFL's fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_config(cfg: &RunConfig) -> Result<()> {
-    for (name, v) in [("cfl_eps1", cfg.cfl_eps1), ("cfl_eps2", cfg.cfl_eps2)] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(FedmixError::invalid(name, v, "must be finite and > 0"));
-        }
-    }
-    let g = cfg.cfl_gamma_max;
-    if !((0.0..1.0).contains(&g)) {
-        return Err(FedmixError::invalid(
-            "cfl_gamma_max",
-            g,
-            "must be in [0, 1)",
-        ));
-    }
-    Ok(())
-}
 
 /// Cosine similarity matrix of the columns of `updates` (`d × J`); a zero column has
 /// similarity 0 with every other column (and 1 with itself).
@@ -240,12 +224,12 @@ pub struct Cfl {
 }
 
 impl Algorithm for Cfl {
-    fn name(&self) -> &'static str {
-        "cfl"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::Cfl
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_config(&self.cfg)?;
+        check_cfl(&self.cfg)?;
         let local = self.cfg.phase2(fed);
         local.check(fed)?;
         let p = CflParams {
@@ -261,7 +245,7 @@ impl Algorithm for Cfl {
         };
         let (m, d) = (fed.num_clients(), fed.d());
         let mut clusters = vec![(0..m).collect::<Vec<usize>>()];
-        let mut theta = super::two_phase::random_init(d, 1, self.cfg.init_scale, seed, 0);
+        let mut theta = crate::engine::init::random_init(d, 1, self.cfg.init_scale, seed, 0);
         let mut splits = Vec::new();
         for round in 1..=local.rounds {
             let (c, t, s) = cfl_round(fed, &clusters, &theta, &p, prox.as_deref(), round);

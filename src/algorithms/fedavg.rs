@@ -9,20 +9,29 @@
 //! the eq. 6 distance as absent and the coverage distance `max_j ‖θ̄ − θ*_j‖` instead.
 //!
 //! Parameters: `eta`, `local_steps`, `local_solver`, `rounds`, `participation`, `init_scale`.
-//! Randomness from files (`crate::randomness`): `--init` (`1 × d`), `--participation`.
+//! Randomness from files (`crate::engine::randomness`): `--init` (`1 × d`), `--participation`.
 //!
 //! Decision: `θ₀ ~ N(0, init_scale² I_d/d)` from `stream(seed, Init, 0)`, the start of the other
 //! algorithms (the objective is convex, so the start only changes the transient). Decision:
 //! with partial participation the weights are renormalised over the round's participants,
 //! `n_i / Σ_{i'∈M_t} n_i'` (McMahan et al.'s `n_k/n` over the selected clients).
 
-use super::fedx_clustering::{aggregate_weighted, prox_factors, LocalSolver};
-use super::participation::{self, round_participants, Schedule};
-use super::two_phase::{random_init, single_init, RunConfig};
+use crate::algorithms::fedx_clustering::aggregate_weighted;
+use crate::params::AlgorithmKind;
+
+use crate::engine::local_update::prox_factors;
+
+use crate::engine::contract::WithRandomness;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::init::{random_init, single_init};
+use crate::engine::participation;
+use crate::engine::participation::{round_participants, Schedule};
+use crate::engine::randomness::{Randomness, Supplied};
+use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::randomness::{Randomness, Supplied, WithRandomness};
-use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
+use crate::params::LocalSolver;
+use crate::params::RunConfig;
 use nalgebra::DMatrix;
 use serde_json::json;
 
@@ -41,8 +50,8 @@ pub fn fedavg_round(
     fed: &Federation,
     theta: &DMatrix<f64>,
     part: &[usize],
-    p: &super::fedx_clustering::Phase2Params,
-    prox: Option<&[super::fedx_clustering::ProxFactor]>,
+    p: &crate::params::Phase2Params,
+    prox: Option<&[crate::engine::local_update::ProxFactor]>,
 ) -> DMatrix<f64> {
     let mut labels = vec![None; fed.num_clients()];
     part.iter().for_each(|&i| labels[i] = Some(0));
@@ -74,8 +83,8 @@ impl FedAvg {
 }
 
 impl Algorithm for FedAvg {
-    fn name(&self) -> &'static str {
-        "fedavg"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::Fedavg
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
@@ -91,7 +100,7 @@ impl WithRandomness for FedAvg {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        participation::check(self.cfg.participation, self.cfg.rounds, 1)?;
+        crate::params::check_participation(self.cfg.participation, self.cfg.rounds, 1)?;
         let p = self.cfg.phase2(fed);
         p.check(fed)?;
         let prox = match p.local_solver {
@@ -128,7 +137,7 @@ impl WithRandomness for FedAvg {
     /// The start `θ₀` (`1 × d`) and, with partial participation or a supplied schedule, the
     /// participation schedule (`1 × rounds × M`).
     fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
-        participation::check(self.cfg.participation, self.cfg.rounds, 1)?;
+        crate::params::check_participation(self.cfg.participation, self.cfg.rounds, 1)?;
         let m = fed.num_clients();
         if let Some(s) = &given.participation {
             s.value.check(&s.source, 1, self.cfg.rounds, m)?;
@@ -160,7 +169,8 @@ impl WithRandomness for FedAvg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::fedx_clustering::{local_update, Phase2Params};
+    use crate::engine::local_update::local_update;
+    use crate::params::Phase2Params;
     use crate::synthetic::generate_named;
     use nalgebra::DVector;
 

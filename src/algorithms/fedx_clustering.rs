@@ -24,175 +24,16 @@
 //! (`tests/determinism.rs`); they differ from a client-by-client sum only by rounding. Several
 //! Phase 2 runs over the same data advance together with [`run_phase2_batch`].
 
-use crate::algorithms::replicates::{
+use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Replicate, ReplicateSums, Weight,
 };
-pub use crate::algorithms::replicates::{Contribution, CLIENT_CHUNK};
+pub use crate::engine::client_pass::{Contribution, CLIENT_CHUNK};
+use crate::engine::local_update::{prox_factors, ProxFactor};
+use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::metrics::{argmin, checked_gamma, kappa_fedavg, kappa_fedprox};
-use crate::run::{check_finite_iterate, Comm, Phase, Recorder};
-use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
-use serde::{Deserialize, Serialize};
-
-/// Local solver of Phase 2 (public names `fedavg`, `fedprox`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LocalSolver {
-    /// `s` local gradient steps.
-    Fedavg,
-    /// Exact proximal step.
-    Fedprox,
-}
-
-/// Validated Phase 2 parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Phase2Params {
-    /// Step size `η > 0` (γ = η max_i ‖φ_i‖²/n_i must be < 1).
-    pub eta: f64,
-    /// Local steps `s ≥ 1` (FedAvg; FedProx ignores it).
-    pub local_steps: usize,
-    /// Local solver.
-    pub local_solver: LocalSolver,
-    /// Rounds `T'`.
-    pub rounds: usize,
-}
-
-impl Phase2Params {
-    /// Validate against a federation: `η > 0` finite, `s ≥ 1`, `γ < 1`. Returns `(γ, κ)`.
-    ///
-    /// # Errors
-    /// [`FedmixError::InvalidParameter`], [`FedmixError::StepTooLarge`].
-    pub fn check(&self, fed: &Federation) -> Result<(f64, f64)> {
-        if self.local_steps == 0 {
-            return Err(FedmixError::invalid("local_steps", 0, "must be ≥ 1"));
-        }
-        let gamma = checked_gamma(fed, self.eta)?;
-        let kappa = match self.local_solver {
-            LocalSolver::Fedavg => kappa_fedavg(gamma, self.local_steps),
-            LocalSolver::Fedprox => kappa_fedprox(gamma),
-        };
-        Ok((gamma, kappa))
-    }
-}
-
-/// Cached per-client Cholesky factors for FedProx.
-#[derive(Clone, Debug)]
-pub enum ProxFactor {
-    /// Factor of `I_d + (η/n_i) φᵀφ` (used when `n_i ≥ d`).
-    Primal(Cholesky<f64, Dyn>),
-    /// Factor of `I_{n_i} + (η/n_i) φφᵀ` (used when `n_i < d`).
-    Dual(Cholesky<f64, Dyn>),
-}
-
-/// The per-client FedProx factors, built once per (federation, η).
-///
-/// # Errors
-/// [`FedmixError::NotPositiveDefinite`] naming the client (only possible with non-finite data).
-pub fn prox_factors(fed: &Federation, eta: f64) -> Result<Vec<ProxFactor>> {
-    (0..fed.num_clients())
-        .map(|i| {
-            let x = fed.x(i);
-            let c = eta / fed.n(i) as f64;
-            let (gram, primal) = if fed.n(i) >= fed.d() {
-                (x * x.transpose(), true)
-            } else {
-                (x.tr_mul(&x), false)
-            };
-            let m = DMatrix::identity(gram.nrows(), gram.ncols()) + gram * c;
-            let chol = Cholesky::new(m).ok_or_else(|| FedmixError::NotPositiveDefinite {
-                what: format!("FedProx system I + (η/n_i)φᵀφ of client {i}"),
-            })?;
-            Ok(if primal {
-                ProxFactor::Primal(chol)
-            } else {
-                ProxFactor::Dual(chol)
-            })
-        })
-        .collect()
-}
-
-/// Client `i`'s local update of `theta` (FedAvg: `s` GD steps; FedProx: exact proximal step).
-pub fn local_update(
-    fed: &Federation,
-    i: usize,
-    theta: &DVector<f64>,
-    p: &Phase2Params,
-    prox: Option<&ProxFactor>,
-) -> DVector<f64> {
-    let x = fed.x(i);
-    let y = fed.y(i);
-    let c = p.eta / fed.n(i) as f64;
-    match (p.local_solver, prox) {
-        (LocalSolver::Fedprox, Some(f)) => {
-            let rhs = theta + (x * y) * c;
-            match f {
-                ProxFactor::Primal(ch) => ch.solve(&rhs),
-                ProxFactor::Dual(ch) => {
-                    // (I + cφᵀφ)⁻¹ v = v − c φᵀ (I + cφφᵀ)⁻¹ φ v  (here φᵀ = x, φ = xᵀ)
-                    let inner = ch.solve(&x.tr_mul(&rhs));
-                    &rhs - (x * inner) * c
-                }
-            }
-        }
-        _ => {
-            let mut th = theta.clone();
-            let mut r = DVector::zeros(fed.n(i));
-            for _ in 0..p.local_steps {
-                r.gemv_tr(1.0, &x, &th, 0.0);
-                r -= &y;
-                th.gemv(-c, &x, &r, 1.0);
-            }
-            th
-        }
-    }
-}
-
-/// `∇F_i(θ) = (1/n_i) φ(x_i)ᵀ(φ(x_i)θ − y_i)`, the gradient of client `i`'s loss
-/// `F_i(θ) = ‖y_i − φ(x_i)θ‖²/(2n_i)` (SXY22 §4.2's `L(θ, λ; D_i)` at a one-hot `λ`; IFCA
-/// Algorithm 2 line 9; SR-FCA Algorithm 3).
-pub fn client_gradient(fed: &Federation, i: usize, theta: &DVector<f64>) -> DVector<f64> {
-    let x = fed.x(i);
-    let mut r = x.tr_mul(theta);
-    r -= &fed.y(i);
-    let mut g = x * r;
-    g /= fed.n(i) as f64;
-    g
-}
-
-/// Client `i`'s cluster choice `ĵ = argmin_j F_i(θ_j)` (eq. 8, ties → lowest `j`) and
-/// `∇F_i(θ_ĵ)`, from one pass over its data: the predictions `φ_iΘ` for all models give the
-/// losses, and the chosen model's residual is reused for the gradient `φ_iᵀ r / n_i` (while the
-/// client's block is still in cache). Same values as [`assign_clusters`] + [`client_gradient`]
-/// up to rounding.
-pub fn choice_and_gradient(
-    fed: &Federation,
-    i: usize,
-    theta: &DMatrix<f64>,
-) -> (usize, DVector<f64>) {
-    let x = fed.x(i);
-    let y = fed.y(i);
-    let mut pred = x.tr_mul(theta); // n_i × k
-    for mut col in pred.column_iter_mut() {
-        col -= &y;
-    }
-    let losses: Vec<f64> = pred.column_iter().map(|r| r.norm_squared()).collect();
-    let j = argmin(&losses);
-    let mut g = x * pred.column(j);
-    g /= fed.n(i) as f64;
-    (j, g)
-}
-
-/// Client `i`'s model update `Δθ_i = LocalUpdate_i(θ) − θ` ([`local_update`]).
-pub fn client_update(
-    fed: &Federation,
-    i: usize,
-    theta: &DVector<f64>,
-    p: &Phase2Params,
-    prox: Option<&ProxFactor>,
-) -> DVector<f64> {
-    local_update(fed, i, theta, p, prox) - theta
-}
+use crate::params::{LocalSolver, Phase2Params};
+use nalgebra::DMatrix;
 
 /// The general model-averaging step: `θ_j ← θ_j + Σ_{i: labels[i] = Some(j)} w_i Δθ_i`, with
 /// `Δθ_i` client `i`'s [`client_update`] from `θ_j` and `w_i = weights[i]`. Clients labelled
@@ -357,7 +198,7 @@ pub struct Phase2Job<'a> {
 /// FedProx — in lock-step: each round one pass over the data serves every run still going
 /// ([`batched_sums`]), and one more pass gives the training losses of all recorded runs. Run
 /// `j` is recorded into `recs[j]`; each result and trace equals [`run_phase2`] of that job
-/// alone, bit for bit ([`crate::algorithms::replicates`]). A run that fails (parameters,
+/// alone, bit for bit ([`crate::engine::client_pass`]). A run that fails (parameters,
 /// divergence) leaves the batch with its error; the others go on.
 ///
 /// # Panics
@@ -485,7 +326,9 @@ fn check_phase2_start(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::local_update::{choice_and_gradient, client_gradient, local_update};
     use crate::synthetic::generate_named;
+    use nalgebra::DVector;
 
     fn small() -> Federation {
         let sets: Vec<(String, String)> = [("d", "6"), ("clients", "12"), ("samples", "4")]

@@ -12,9 +12,9 @@
 //! Eq. 12: `θ_{j,t} − θ*_j = (I − ηK_j)(θ_{j,t−1} − θ*_j) − ηB E_{j,t}(φ(x)θ_{j,t−1} − y) + ηBΛ_jζ`.
 #![allow(non_snake_case)]
 
-use super::fedx_clustering::{LocalSolver, Phase2Params};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
+use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
 /// `P_i` for client `i` (`n_i × n_i`).

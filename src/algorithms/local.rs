@@ -12,28 +12,16 @@
 //!
 //! Parameter: `local_ridge` (λ ≥ 0, default 0).
 
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::run::{Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
+use crate::params::check_local;
+use crate::params::AlgorithmKind;
 use nalgebra::{Cholesky, DMatrix, DVector};
 use serde_json::json;
 
-use super::two_phase::RunConfig;
-
-/// Check the local baseline's field of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] for `local_ridge` < 0 or non-finite.
-pub fn check_config(cfg: &RunConfig) -> Result<()> {
-    if !(cfg.local_ridge.is_finite() && cfg.local_ridge >= 0.0) {
-        return Err(FedmixError::invalid(
-            "local_ridge",
-            cfg.local_ridge,
-            "must be finite and ≥ 0",
-        ));
-    }
-    Ok(())
-}
+use crate::params::RunConfig;
 
 /// Client `i`'s local estimate: min-norm least squares (`ridge = 0`) or ridge regression.
 ///
@@ -116,11 +104,11 @@ pub struct Local {
 }
 
 impl Algorithm for Local {
-    fn name(&self) -> &'static str {
-        "local"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::Local
     }
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_config(&self.cfg)?;
+        check_local(&self.cfg)?;
         let theta_hat = local_models(fed, self.cfg.local_ridge)?;
         let labels: Vec<usize> = (0..fed.num_clients()).collect();
         rec.model_round(

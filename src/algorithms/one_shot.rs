@@ -15,23 +15,15 @@
 
 use super::fedx_clustering::run_phase2;
 use super::kmeans::kmeans;
-use super::local::{self, local_models};
-use super::two_phase::RunConfig;
-use crate::error::{FedmixError, Result};
+use super::local::local_models;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::{Comm, Phase, Recorder};
+use crate::error::Result;
 use crate::federation::Federation;
-use crate::run::{Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
+use crate::params::check_one_shot;
+use crate::params::AlgorithmKind;
+use crate::params::RunConfig;
 use serde_json::json;
-
-/// Check the one-shot fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] for `kmeans_inits = 0`, `local_ridge < 0`.
-pub fn check_config(cfg: &RunConfig) -> Result<()> {
-    if cfg.kmeans_inits == 0 {
-        return Err(FedmixError::invalid("kmeans_inits", 0, "must be ≥ 1"));
-    }
-    local::check_config(cfg)
-}
 
 /// One-shot clustering then FedAvg within clusters (`one-shot`).
 #[derive(Clone, Debug)]
@@ -41,12 +33,12 @@ pub struct OneShot {
 }
 
 impl Algorithm for OneShot {
-    fn name(&self) -> &'static str {
-        "one-shot"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::OneShot
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_config(&self.cfg)?;
+        check_one_shot(&self.cfg)?;
         let k = self.cfg.resolve_k(fed)?;
         let p = self.cfg.phase2(fed);
         p.check(fed)?;

@@ -6,10 +6,12 @@
 //! [`two_phase`](super::two_phase)) starts at `θ*` but re-clusters every round.
 
 use super::fedx_clustering::run_phase2;
-use super::two_phase::RunConfig;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::Recorder;
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::run::{Algorithm, Recorder, RunOutput, Termination};
+use crate::params::AlgorithmKind;
+use crate::params::RunConfig;
 use serde_json::json;
 
 /// Phase 2 from `θ*` with labels fixed to the truth (`oracle-labels`).
@@ -20,8 +22,8 @@ pub struct OracleLabels {
 }
 
 impl Algorithm for OracleLabels {
-    fn name(&self) -> &'static str {
-        "oracle-labels"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::OracleLabels
     }
 
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {

@@ -14,9 +14,9 @@
 //! Two steps are one orthogonal-iteration step on `Y Yᵀ`. Each step costs one broadcast of
 //! `d·k` floats to every client and one upload of `d·k` floats from each.
 
+use crate::engine::recorder::Comm;
 use crate::error::{FedmixError, Result};
 use crate::linalg::orthonormalize;
-use crate::run::Comm;
 use nalgebra::DMatrix;
 
 /// A client's local matrix `M_i = A_i B_iᵀ` and its aggregation weight.

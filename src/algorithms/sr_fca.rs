@@ -50,92 +50,22 @@
 //! forms clusters by a randomised pivot "correlation clustering" instead of connected
 //! components, and applies the size filter after RECLUSTER rather than in MERGE.
 
-use super::fedx_clustering::{client_gradient, local_update, LocalSolver, Phase2Params};
+use crate::engine::local_update::{client_gradient, local_update};
+use crate::params::AlgorithmKind;
+use crate::params::{check_srfca, SrfcaDist};
+
 use super::local::local_models;
-use super::two_phase::RunConfig;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
+use crate::metrics::UNASSIGNED;
 use crate::metrics::{self, argmin};
-use crate::run::{Algorithm, Comm, Phase, Recorder, RunOutput, Termination, UNASSIGNED};
+use crate::params::RunConfig;
+use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DVector};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
-
-/// SR-FCA's distance (public names `l2`, `cross-loss`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SrfcaDist {
-    /// `‖w − w'‖₂` (the paper's theory).
-    L2,
-    /// Cross-cluster loss `½(f_i(w_j) + f_j(w_i))` (SRFCA Definition 5.1).
-    CrossLoss,
-}
-
-/// Check SR-FCA's fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_config(cfg: &RunConfig) -> Result<()> {
-    if let Some(l) = cfg.srfca_lambda {
-        if !(l.is_finite() && l > 0.0) {
-            return Err(FedmixError::invalid(
-                "srfca_lambda",
-                l,
-                "must be finite and > 0",
-            ));
-        }
-    }
-    let q = cfg.srfca_lambda_quantile;
-    if !(q > 0.0 && q <= 1.0) {
-        return Err(FedmixError::invalid(
-            "srfca_lambda_quantile",
-            q,
-            "must be in (0, 1]",
-        ));
-    }
-    if cfg.srfca_size == 0 {
-        return Err(FedmixError::invalid("srfca_size", 0, "t must be ≥ 1"));
-    }
-    let b = cfg.srfca_beta;
-    if !((0.0..0.5).contains(&b)) {
-        return Err(FedmixError::invalid(
-            "srfca_beta",
-            b,
-            "β must be in [0, 1/2)",
-        ));
-    }
-    if cfg.srfca_refine_steps == 0 {
-        return Err(FedmixError::invalid(
-            "srfca_refine_steps",
-            0,
-            "R must be ≥ 1",
-        ));
-    }
-    if cfg.srfca_refine_rounds == 0 {
-        return Err(FedmixError::invalid(
-            "srfca_refine_rounds",
-            0,
-            "T must be ≥ 1",
-        ));
-    }
-    if cfg.srfca_local_iterations == Some(0) {
-        return Err(FedmixError::invalid(
-            "srfca_local_iterations",
-            0,
-            "must be ≥ 1 (unset = exact local least squares)",
-        ));
-    }
-    if let Some(dm) = cfg.srfca_diameter {
-        if !(dm.is_finite() && dm > 0.0) {
-            return Err(FedmixError::invalid(
-                "srfca_diameter",
-                dm,
-                "D must be finite and > 0",
-            ));
-        }
-    }
-    Ok(())
-}
 
 /// `TrMean_β` (SRFCA Definition 3.2) of the columns of `values` (`d × J`): per coordinate, sort,
 /// drop the `⌊βJ⌋` smallest and largest, average the remaining `J − 2⌊βJ⌋`. `β = 0` is the mean.
@@ -243,7 +173,7 @@ impl SrfcaParams {
     /// # Errors
     /// Range errors; `γ ≥ 1` for the local/refine step ([`FedmixError::StepTooLarge`]).
     pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
-        check_config(cfg)?;
+        check_srfca(cfg)?;
         let p2 = cfg.phase2(fed);
         p2.check(fed)?;
         Ok(Self {
@@ -380,7 +310,11 @@ fn trimmed_mean_gd(
             let g = trimmed_mean(&grads, p.beta)?;
             omega.set_column(c, &project_ball(w - g * p.eta, p.diameter));
         }
-        crate::run::check_finite_iterate(&omega, "SR-FCA TrimmedMeanGD", rec.rows.len() + 1)?;
+        crate::engine::recorder::check_finite_iterate(
+            &omega,
+            "SR-FCA TrimmedMeanGD",
+            rec.rows.len() + 1,
+        )?;
         rec.model_round(
             fed,
             Phase::Phase2,
@@ -494,7 +428,7 @@ impl SrFca {
         let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
         let served = serve(&local, lw.as_ref(), &omega, &clusters, labels);
         let strict = fed.labels().and_then(|truth| {
-            let est = crate::run::as_options(&labels_of(m, &clusters));
+            let est = crate::metrics::as_options(&labels_of(m, &clusters));
             metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
         });
         let mut extra = serde_json::Map::new();
@@ -646,8 +580,8 @@ fn no_cluster_error(clusters: &[Vec<usize>], stage: &str, t: usize, lambda: f64)
 }
 
 impl Algorithm for SrFca {
-    fn name(&self) -> &'static str {
-        "sr-fca"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::SrFca
     }
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         self.run_detailed(fed, rec).map(|r| r.0)

@@ -1,93 +1,33 @@
 //! IFCA proper (IFCA Algorithm 2): options I and II, partial participation, random restarts
 //! selected by training loss. See the [module docs](super).
 
-use crate::algorithms::fedx_clustering::{
-    apply_sums, assign_clusters, prox_factors, single, LocalSolver, Phase2Params, ProxFactor,
-};
-use crate::algorithms::participation::{self, round_participants, Schedule};
-use crate::algorithms::replicates::{
+use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters, single};
+use crate::params::AlgorithmKind;
+use crate::params::{check_ifca, IfcaOption, InitDist};
+
+use crate::engine::local_update::{prox_factors, ProxFactor};
+
+use crate::engine::client_pass::training_loss;
+use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
-use crate::algorithms::two_phase::{random_init, RunConfig};
+use crate::engine::contract::WithRandomness;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::init::random_init;
+use crate::engine::participation;
+use crate::engine::participation::{round_participants, Schedule};
+use crate::engine::randomness::{Randomness, Supplied};
+use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::metrics::{argmin, training_loss};
-use crate::randomness::{Randomness, Supplied, WithRandomness};
+use crate::metrics::argmin;
+use crate::params::RunConfig;
+use crate::params::{LocalSolver, Phase2Params};
 use crate::rng::{stream, Purpose};
-use crate::run::{check_finite_iterate, Algorithm, Comm, Phase, Recorder, RunOutput, Termination};
 use nalgebra::DMatrix;
 use rand::RngExt;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
-
-/// IFCA's aggregation option (public names `gradient`, `model`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IfcaOption {
-    /// Option I: gradient averaging (Algorithm 2 lines 9, 14).
-    Gradient,
-    /// Option II: model averaging after `τ` local steps (lines 11, 15).
-    Model,
-}
-
-/// Law of IFCA's random initialisation (public names `gaussian`, `bernoulli`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InitDist {
-    /// `θ_j ~ N(0, init_scale² I_d / d)` (the init of the other algorithms).
-    Gaussian,
-    /// `θ_j = init_scale · Bernoulli(0.5)^d` coordinate-wise (IFCA §6.1: "randomly initialize
-    /// θ_j^(0) according to an independent coordinate-wise Bernoulli distribution").
-    Bernoulli,
-}
-
-/// Check IFCA's fields of the run configuration (data-independent ranges).
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_config(cfg: &RunConfig) -> Result<()> {
-    participation::check(cfg.participation, cfg.rounds, cfg.restarts)?;
-    if cfg.ifca_official_inits == 0 || cfg.ifca_official_inits > participation::MAX_RESTARTS {
-        return Err(FedmixError::invalid(
-            "ifca_official_inits",
-            cfg.ifca_official_inits,
-            format!("must be in 1..={}", participation::MAX_RESTARTS),
-        ));
-    }
-    if cfg.ifca_official_iterations >= participation::MAX_ROUNDS {
-        return Err(FedmixError::invalid(
-            "ifca_official_iterations",
-            cfg.ifca_official_iterations,
-            format!("must be < {}", participation::MAX_ROUNDS),
-        ));
-    }
-    if let Some(lrs) = &cfg.ifca_official_lrs {
-        if lrs.is_empty() || lrs.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(FedmixError::invalid(
-                "ifca_official_lrs",
-                format!("{lrs:?}"),
-                "must be a non-empty list of finite values > 0",
-            ));
-        }
-    }
-    if let Some(s) = cfg.ifca_official_sigma {
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(FedmixError::invalid(
-                "ifca_official_sigma",
-                s,
-                "must be finite and ≥ 0",
-            ));
-        }
-    }
-    if !(cfg.ifca_official_offset.is_finite() && cfg.ifca_official_offset >= 0.0) {
-        return Err(FedmixError::invalid(
-            "ifca_official_offset",
-            cfg.ifca_official_offset,
-            "must be finite and ≥ 0",
-        ));
-    }
-    Ok(())
-}
 
 /// Validated IFCA parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -117,7 +57,7 @@ impl IfcaParams {
     /// Range errors ([`check_config`]), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
     pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
-        check_config(cfg)?;
+        check_ifca(cfg)?;
         let k = cfg.resolve_k(fed)?;
         let local = cfg.phase2(fed);
         if !(local.eta.is_finite() && local.eta > 0.0) {
@@ -250,7 +190,7 @@ pub fn ifca_round(
 
 /// IFCA rounds of several replicates (restarts) in one pass over the data: replicate `b` has
 /// models `thetas[b]` and participants `parts[b]`. Each result equals [`ifca_round`] on that
-/// replicate alone, bit for bit ([`crate::algorithms::replicates`]).
+/// replicate alone, bit for bit ([`crate::engine::client_pass`]).
 ///
 /// # Panics
 /// When `thetas` and `parts` differ in length.
@@ -501,8 +441,8 @@ impl Ifca {
 }
 
 impl Algorithm for Ifca {
-    fn name(&self) -> &'static str {
-        "ifca"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::Ifca
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
@@ -677,10 +617,9 @@ fn sum_comm(a: Comm, b: Comm) -> Comm {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::algorithms::fedx_clustering::client_gradient;
-    use crate::algorithms::ifca::official::official_step;
+    use crate::engine::local_update::client_gradient;
     use crate::federation::FederationParts;
     use crate::synthetic::generate_named;
     use nalgebra::DVector;
@@ -710,7 +649,7 @@ mod tests {
         .unwrap()
     }
 
-    fn cfg_with(option: IfcaOption, eta: f64, k: usize) -> RunConfig {
+    pub(crate) fn cfg_with(option: IfcaOption, eta: f64, k: usize) -> RunConfig {
         RunConfig {
             eta: Some(eta),
             k: Some(k),
@@ -741,48 +680,6 @@ mod tests {
         assert_eq!(labels, vec![1, 0, 0]);
         let expected = DMatrix::from_column_slice(2, 2, &[-1.0 / 60.0, -0.05, 1.0, 1.05]);
         assert!((&next - &expected).amax() < 1e-15, "{next}");
-    }
-
-    /// The exact relations of the module docs: option II (τ = 1, step γ') on cluster j equals
-    /// option I with γ = γ'|M_t|/|S_j|; with k = 1 (|S_1| = |M_t| = M) option I and II agree at
-    /// the same γ, and the official step with lr equals option I with γ = 2 lr.
-    #[test]
-    fn options_agree_when_they_should() {
-        let fed = generate_named(
-            "sxy-balanced",
-            4,
-            &sets(&[("d", "5"), ("clients", "9"), ("samples", "7")]),
-        )
-        .unwrap()
-        .train;
-        let all: Vec<usize> = (0..9).collect();
-        let g = 0.05;
-        // k = 1.
-        let theta = DMatrix::from_fn(5, 1, |r, _| 0.1 * r as f64);
-        let p1 = IfcaParams::from_config(&cfg_with(IfcaOption::Gradient, g, 1), &fed).unwrap();
-        let p2 = IfcaParams::from_config(&cfg_with(IfcaOption::Model, g, 1), &fed).unwrap();
-        let (a, _) = ifca_round(&fed, &theta, &all, &p1, None);
-        let (b, _) = ifca_round(&fed, &theta, &all, &p2, None);
-        assert!((&a - &b).amax() < 1e-14, "{}", (&a - &b).amax());
-        let (c, _) = official_step(&fed, &theta, g / 2.0);
-        assert!((&a - &c).amax() < 1e-14);
-        // k = 2: cluster-wise rescaled step.
-        let theta = DMatrix::from_fn(5, 2, |r, j| if j == 0 { 0.2 * r as f64 } else { -0.3 });
-        let labels = assign_clusters(&fed, &theta);
-        let (b, _) = ifca_round(
-            &fed,
-            &theta,
-            &all,
-            &IfcaParams::from_config(&cfg_with(IfcaOption::Model, g, 2), &fed).unwrap(),
-            None,
-        );
-        for j in 0..2 {
-            let sj = labels.iter().filter(|&&l| l == j).count();
-            assert!(sj > 0, "both clusters chosen");
-            let gj = g * all.len() as f64 / sj as f64;
-            let a = gradient_step(&fed, &theta, &all, &labels, gj, all.len() as f64, 1.0);
-            assert!((a.column(j) - b.column(j)).amax() < 1e-14, "cluster {j}");
-        }
     }
 
     /// With one client per cluster and θ* as init, option I is plain GD on each client with step

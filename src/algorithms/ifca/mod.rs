@@ -40,7 +40,7 @@
 //! - Decision: restart `r` draws its init from `stream(seed, Init, r)` and its participants from
 //!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](super::participation)). Both can
 //!   be supplied from files instead (`--init` with `restarts × k × d`, `--participation`;
-//!   [`crate::randomness`]).
+//!   [`crate::engine::randomness`]).
 //!
 //! Public parameters: `ifca_option` (`gradient` | `model`, default `model`), `eta` (γ; default
 //! as Phase 2, `eta_gamma / max_i ‖φ_i‖²/n_i`), `local_steps` (τ), `local_solver`, `rounds` (T),

@@ -23,16 +23,21 @@
 //! 8. float32 in the original, float64 here: a diverging run stops at its first non-finite
 //!    iterate and reports NaN ([`official_run`]).
 
-use super::algorithm::{bernoulli_init, check_config, round_comm};
+use crate::algorithms::ifca::algorithm::{bernoulli_init, round_comm};
+use crate::params::AlgorithmKind;
+
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
-use crate::algorithms::replicates::{
+use crate::engine::client_pass::training_loss;
+use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
-use crate::algorithms::two_phase::RunConfig;
+use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::recorder::{Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::metrics::{argmin, training_loss};
-use crate::run::{Algorithm, Phase, Recorder, RunOutput, Termination};
+use crate::metrics::argmin;
+use crate::params::check_ifca;
+use crate::params::RunConfig;
 use nalgebra::DMatrix;
 use serde::Serialize;
 use serde_json::json;
@@ -72,7 +77,7 @@ impl OfficialParams {
     /// # Errors
     /// Range errors, missing θ* or σ, k without a default grid.
     pub fn from_config(cfg: &RunConfig, fed: &Federation, data_sigma: Option<f64>) -> Result<Self> {
-        check_config(cfg)?;
+        check_ifca(cfg)?;
         let k = cfg.resolve_k(fed)?;
         fed.require_theta_star("ifca-official's min_dist")?;
         let lrs = match (&cfg.ifca_official_lrs, k) {
@@ -152,7 +157,7 @@ pub fn official_step(
 }
 
 /// [`official_step`] for several runs `(θ, lr)` in one pass over the data; each result equals
-/// the run's own [`official_step`] bit for bit ([`crate::algorithms::replicates`]).
+/// the run's own [`official_step`] bit for bit ([`crate::engine::client_pass`]).
 pub fn official_step_batch(
     fed: &Federation,
     runs: &[(&DMatrix<f64>, f64)],
@@ -375,8 +380,8 @@ impl IfcaOfficial {
 }
 
 impl Algorithm for IfcaOfficial {
-    fn name(&self) -> &'static str {
-        "ifca-official"
+    fn kind(&self) -> AlgorithmKind {
+        AlgorithmKind::IfcaOfficial
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
@@ -455,6 +460,10 @@ impl Algorithm for IfcaOfficial {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::fedx_clustering::assign_clusters;
+    use crate::algorithms::ifca::algorithm::tests::cfg_with;
+    use crate::algorithms::ifca::algorithm::{gradient_step, ifca_round, IfcaParams};
+    use crate::params::IfcaOption;
     use crate::synthetic::generate_named;
 
     fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -570,5 +579,47 @@ mod tests {
         let p = OfficialParams::from_config(&cfg, &data.train, Some(0.1)).unwrap();
         assert!((p.threshold - (0.06 + 0.001)).abs() < 1e-15);
         assert_eq!(p.lrs, vec![1.0, 0.1, 0.01]);
+    }
+
+    /// The exact relations of the module docs: option II (τ = 1, step γ') on cluster j equals
+    /// option I with γ = γ'|M_t|/|S_j|; with k = 1 (|S_1| = |M_t| = M) option I and II agree at
+    /// the same γ, and the official step with lr equals option I with γ = 2 lr.
+    #[test]
+    fn options_agree_when_they_should() {
+        let fed = generate_named(
+            "sxy-balanced",
+            4,
+            &sets(&[("d", "5"), ("clients", "9"), ("samples", "7")]),
+        )
+        .unwrap()
+        .train;
+        let all: Vec<usize> = (0..9).collect();
+        let g = 0.05;
+        // k = 1.
+        let theta = DMatrix::from_fn(5, 1, |r, _| 0.1 * r as f64);
+        let p1 = IfcaParams::from_config(&cfg_with(IfcaOption::Gradient, g, 1), &fed).unwrap();
+        let p2 = IfcaParams::from_config(&cfg_with(IfcaOption::Model, g, 1), &fed).unwrap();
+        let (a, _) = ifca_round(&fed, &theta, &all, &p1, None);
+        let (b, _) = ifca_round(&fed, &theta, &all, &p2, None);
+        assert!((&a - &b).amax() < 1e-14, "{}", (&a - &b).amax());
+        let (c, _) = official_step(&fed, &theta, g / 2.0);
+        assert!((&a - &c).amax() < 1e-14);
+        // k = 2: cluster-wise rescaled step.
+        let theta = DMatrix::from_fn(5, 2, |r, j| if j == 0 { 0.2 * r as f64 } else { -0.3 });
+        let labels = assign_clusters(&fed, &theta);
+        let (b, _) = ifca_round(
+            &fed,
+            &theta,
+            &all,
+            &IfcaParams::from_config(&cfg_with(IfcaOption::Model, g, 2), &fed).unwrap(),
+            None,
+        );
+        for j in 0..2 {
+            let sj = labels.iter().filter(|&&l| l == j).count();
+            assert!(sj > 0, "both clusters chosen");
+            let gj = g * all.len() as f64 / sj as f64;
+            let a = gradient_step(&fed, &theta, &all, &labels, gj, all.len() as f64, 1.0);
+            assert!((a.column(j) - b.column(j)).amax() < 1e-14, "cluster {j}");
+        }
     }
 }

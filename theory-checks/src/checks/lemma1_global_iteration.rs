@@ -10,11 +10,11 @@
 //! Sabotage: the closed form is built with `s + 1` local steps (a perturbed operator).
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
-use fedmix::algorithms::fedx_clustering::{
-    aggregate, assign_clusters, phase2_round_fused, prox_factors, LocalSolver, Phase2Params,
-};
+use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters, phase2_round_fused};
 use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, GlobalOperator};
-use fedmix::algorithms::two_phase::random_init;
+use fedmix::engine::init::random_init;
+use fedmix::engine::local_update::prox_factors;
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::prec::IDENTITY_RTOL;
 use fedmix::synthetic::generate_named;
 use nalgebra::DVector;

@@ -30,12 +30,12 @@
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
 use fedmix::algorithms::orthogonal_iteration::{federated_orthogonal_iteration, ClientMoment};
+use fedmix::engine::recorder::Comm;
 use fedmix::linalg::{
     orthogonal_iteration_path, power_iteration, projector_distance, random_orthonormal,
 };
 use fedmix::prec::IDENTITY_RTOL;
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::Comm;
 use nalgebra::{DMatrix, DVector};
 
 /// Allowance for rounding in the projector distance (entries O(1), d ≤ 60).

@@ -11,9 +11,9 @@
 //! quotes from SXY21 Lemma 3 needs `κ = sγ/(1 − (1−γ)^s)`, i.e. `s/κ = (1 − (1−γ)^s)/γ`.
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
-use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
 use fedmix::algorithms::lemma1::p_block;
 use fedmix::metrics::client_curvature;
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::synthetic::generate_named;
 use nalgebra::SymmetricEigen;
 

@@ -2,11 +2,13 @@
 //! resumable.
 
 use super::spec::*;
-use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
+use fedmix::algorithms::two_phase::TwoPhase;
+use fedmix::engine::contract::RunOutput;
+use fedmix::engine::randomness::Randomness;
+use fedmix::engine::recorder::{Phase, Recorder};
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{prepare_output_dir, write_json};
-use fedmix::randomness::Randomness;
-use fedmix::run::{Phase, Recorder, RunOutput};
+use fedmix::params::RunConfig;
 use fedmix::synthetic::{self};
 use std::path::{Path, PathBuf};
 
@@ -128,7 +130,7 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
     let mut results: Vec<Option<SeriesResult>> = vec![None; e.series.len()];
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, (s, cfg)) in e.series.iter().zip(&cell.configs).enumerate() {
-        if s.algorithm == "two-phase" {
+        if s.algorithm == fedmix::params::AlgorithmKind::TwoPhase {
             match phase1_key(cfg, fed) {
                 Ok(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, members)) => members.push(i),
@@ -142,9 +144,14 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
             continue;
         }
         let mut rec = recorder(true);
-        let out = fedmix::algorithms::by_name(&s.algorithm, cfg, None, Some(data.params.sigma))
-            .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
-            .map_err(|e| e.to_string());
+        let out = Ok::<_, fedmix::error::FedmixError>(fedmix::algorithms::registry::build(
+            s.algorithm,
+            cfg,
+            None,
+            Some(data.params.sigma),
+        ))
+        .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
+        .map_err(|e| e.to_string());
         results[i] = Some(series_result(&s.label, &rec, out, fed));
     }
     for (_, members) in groups {

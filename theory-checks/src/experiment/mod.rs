@@ -28,7 +28,7 @@ pub use spec::*;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fedmix::run::Recorder;
+    use fedmix::engine::recorder::Recorder;
     use fedmix::synthetic;
 
     #[test]
@@ -88,7 +88,8 @@ metric = "distance"
                 init: None,
             };
             let mut rec = Recorder::new(false);
-            let out = fedmix::run::Algorithm::run(&alg, &data.train, 1, &mut rec).unwrap();
+            let out =
+                fedmix::engine::contract::Algorithm::run(&alg, &data.train, 1, &mut rec).unwrap();
             let want: Vec<Option<f64>> = rec.rows.iter().map(|r| r.distance).collect();
             assert_eq!(series.error, None);
             assert_eq!(series.distance, want, "{}", series.label);

@@ -1,8 +1,8 @@
 //! The experiment definition (one TOML file under `experiments/`), its profiles and the plan of
 //! cells it resolves to.
 
-use fedmix::algorithms::two_phase::RunConfig;
 use fedmix::error::{FedmixError, Result};
+use fedmix::params::RunConfig;
 use fedmix::synthetic::SettingParams;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -116,7 +116,7 @@ pub struct Series {
     /// Legend label (unique).
     pub label: String,
     /// `fedmix run --algorithm` name.
-    pub algorithm: String,
+    pub algorithm: fedmix::params::AlgorithmKind,
     /// Run-configuration overrides.
     #[serde(default)]
     pub config: toml::Table,
@@ -343,15 +343,6 @@ impl Experiment {
                     "series.label",
                     l,
                     "labels must be unique",
-                ));
-            }
-        }
-        for s in &self.series {
-            if !fedmix::algorithms::ALGORITHMS.contains(&s.algorithm.as_str()) {
-                return Err(FedmixError::invalid(
-                    "series.algorithm",
-                    &s.algorithm,
-                    format!("known: {}", fedmix::algorithms::ALGORITHMS.join(", ")),
                 ));
             }
         }

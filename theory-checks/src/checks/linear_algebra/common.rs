@@ -9,8 +9,9 @@
 //! validated [`Federation`], on which the library's moment code runs unchanged.
 
 use crate::framework::{Series, Side, SlopeFit};
-use fedmix::algorithms::fedmd::{subspace_matrix, Pairing};
+use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::federation::{Federation, FederationParts};
+use fedmix::params::Pairing;
 use fedmix::rng::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;

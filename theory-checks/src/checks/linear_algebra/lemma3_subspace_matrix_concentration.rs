@@ -58,7 +58,8 @@ use super::common::{
     ThetaAt, Unbiasedness, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
-use fedmix::algorithms::fedmd::{subspace_matrix, Pairing};
+use fedmix::algorithms::fedmd::subspace_matrix;
+use fedmix::params::Pairing;
 use fedmix::prec::IDENTITY_RTOL;
 use fedmix::rng::child_seed;
 use nalgebra::DMatrix;

@@ -52,8 +52,9 @@ use super::common::{
     Mixture, SweepCell, ThetaAt, Unbiasedness, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
-use fedmix::algorithms::fedmd::{pair_moments, residual_moments, Pairing};
+use fedmix::algorithms::fedmd::{pair_moments, residual_moments};
 use fedmix::linalg::random_orthonormal;
+use fedmix::params::Pairing;
 use fedmix::rng::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 

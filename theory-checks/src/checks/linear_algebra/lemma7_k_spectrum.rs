@@ -34,10 +34,10 @@
 
 use super::common::{line, markers, slope_fit, Mixture};
 use crate::framework::{calibrate_then_validate, CheckConfig, CheckRecord, Figure};
-use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
 use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::{gamma, kappa_fedavg, kappa_fedprox};
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::child_seed;
 use nalgebra::{DMatrix, SymmetricEigen};
 

@@ -26,10 +26,10 @@
 
 use super::common::{line, markers, slope_fit};
 use crate::framework::{calibrate_then_validate, quantile, CheckConfig, CheckRecord, Figure};
-use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
 use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::gamma;
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::{child_seed, stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DVector, SymmetricEigen};

@@ -54,9 +54,10 @@ use crate::framework::{
     calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Design,
     Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::fedx_clustering::{LocalSolver, Phase2Params};
-use fedmix::algorithms::ifca::{ifca_round, IfcaOption, IfcaParams, InitDist};
+use fedmix::algorithms::ifca::{ifca_round, IfcaParams};
 use fedmix::federation::Federation;
+use fedmix::params::{IfcaOption, InitDist};
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 

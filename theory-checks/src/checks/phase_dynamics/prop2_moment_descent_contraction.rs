@@ -37,14 +37,12 @@
 
 use super::support::{child, random_unit, Mixture};
 use crate::framework::{calibrate_then_validate, CheckConfig, CheckRecord, Figure, Series};
-use fedmix::algorithms::fedmd::{
-    residual_moments, run_fedmd, subspace_matrix, FedMdParams, Pairing, Phase1Variant,
-    SubspaceMethod,
-};
+use fedmix::algorithms::fedmd::{residual_moments, run_fedmd, subspace_matrix};
+use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{power_iteration, top_k_left_singular};
+use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::Recorder;
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;

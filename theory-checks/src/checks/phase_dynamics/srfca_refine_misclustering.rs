@@ -75,13 +75,15 @@ use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::fedx_clustering::client_gradient;
 use fedmix::algorithms::sr_fca::{SrFca, SrfcaParams};
-use fedmix::algorithms::two_phase::RunConfig;
+use fedmix::engine::local_update::client_gradient;
+use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
+use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
+use fedmix::metrics::UNASSIGNED;
+use fedmix::params::RunConfig;
 use fedmix::prec::IDENTITY_RTOL;
-use fedmix::run::{as_options, Recorder, UNASSIGNED};
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
 

@@ -33,10 +33,11 @@ use super::support::{child, random_unit, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, CheckConfig, CheckRecord, Figure, Series,
 };
-use fedmix::algorithms::fedmd::{run_fedmd, FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use fedmix::algorithms::fedmd::run_fedmd;
+use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, separation};
+use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::Recorder;
 use nalgebra::{DMatrix, DVector};
 
 /// ε of the claim (Theorem 1: ε ∈ (0, 1/4)).

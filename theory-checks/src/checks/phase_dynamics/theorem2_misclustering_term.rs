@@ -42,11 +42,12 @@ use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::fedx_clustering::{run_phase2, LocalSolver, Phase2Params};
+use fedmix::algorithms::fedx_clustering::run_phase2;
+use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma};
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::{stream, Purpose};
-use fedmix::run::Recorder;
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;

@@ -44,9 +44,10 @@ use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::fedx_clustering::{phase2_round, LocalSolver, Phase2Params};
+use fedmix::algorithms::fedx_clustering::phase2_round;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma, kappa_fedavg};
+use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 

@@ -34,9 +34,10 @@ use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
 };
-use fedmix::algorithms::two_phase::{RunConfig, TwoPhase};
+use fedmix::algorithms::two_phase::TwoPhase;
+use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
-use fedmix::run::Recorder;
+use fedmix::params::RunConfig;
 use nalgebra::DMatrix;
 
 /// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).

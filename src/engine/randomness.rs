@@ -16,14 +16,9 @@
 //! seed exactly as without files, so a run with no file is bit-identical to before. A file the
 //! chosen algorithm does not use is an error (it would otherwise be silently ignored).
 
-use crate::algorithms::fedavg::FedAvg;
-use crate::algorithms::fedmd::Phase1Variant;
-use crate::algorithms::ifca::Ifca;
-use crate::algorithms::participation::Schedule;
-use crate::algorithms::two_phase::{Phase2Only, RunConfig, TwoPhase};
+use crate::engine::participation::Schedule;
 use crate::error::{FedmixError, Result};
-use crate::federation::Federation;
-use crate::run::{Algorithm, Recorder, RunOutput};
+use crate::params::Phase1Variant;
 use nalgebra::DMatrix;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -92,7 +87,7 @@ pub struct RandomnessPaths {
 
 impl Randomness {
     /// The kinds present, by flag name, with their files.
-    fn kinds(&self) -> Vec<(&'static str, &Path)> {
+    pub(crate) fn kinds(&self) -> Vec<(&'static str, &Path)> {
         let mut v = Vec::new();
         if let Some(s) = &self.init {
             v.push(("init", s.source.as_path()));
@@ -361,150 +356,6 @@ pub fn load(paths: &RandomnessPaths, d: usize, m: usize) -> Result<Randomness> {
     })
 }
 
-/// The kinds of randomness algorithm `name` can take from files (flag names).
-pub fn accepted(name: &str) -> &'static [&'static str] {
-    match name {
-        "two-phase" => &["init", "anchors", "q0", "power-start"],
-        "phase2" => &["init"],
-        "ifca" | "fedavg" => &["init", "participation"],
-        _ => &[],
-    }
-}
-
-/// Reject a file algorithm `name` does not use (it would be silently ignored).
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the flag.
-pub fn check_accepted(name: &str, given: &Randomness) -> Result<()> {
-    let ok = accepted(name);
-    match given.kinds().into_iter().find(|(k, _)| !ok.contains(k)) {
-        Some((k, path)) => Err(FedmixError::invalid(
-            &format!("--{k}"),
-            path.display(),
-            if ok.is_empty() {
-                format!("algorithm `{name}` takes no randomness from files")
-            } else {
-                format!(
-                    "algorithm `{name}` does not use it (it takes: {})",
-                    ok.iter()
-                        .map(|k| format!("--{k}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-        )),
-        None => Ok(()),
-    }
-}
-
-/// An algorithm that can run with supplied randomness and say what it would draw.
-pub trait WithRandomness: Algorithm {
-    /// Run, taking from `given` what it supplies and drawing the rest from `seed`.
-    ///
-    /// # Errors
-    /// As the algorithm; [`FedmixError::InvalidRandomness`] for a supplied value that does not
-    /// fit the run.
-    fn run_with(
-        &self,
-        fed: &Federation,
-        seed: u64,
-        given: &Randomness,
-        rec: &mut Recorder,
-    ) -> Result<RunOutput>;
-
-    /// Every randomness the run would use: `given` where it supplies a value, the seed's draw
-    /// otherwise. `run_with` fed the result reproduces `run_with` fed `given` bit for bit.
-    ///
-    /// # Errors
-    /// As the algorithm's parameter checks.
-    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness>;
-}
-
-/// An algorithm bound to its supplied randomness (what `--anchors` etc. build).
-struct Bound {
-    alg: Box<dyn WithRandomness>,
-    given: Randomness,
-}
-
-impl Algorithm for Bound {
-    fn name(&self) -> &'static str {
-        self.alg.name()
-    }
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.alg.run_with(fed, seed, &self.given, rec)
-    }
-}
-
-/// The algorithms that take randomness from files, by name.
-fn with_randomness(name: &str, cfg: &RunConfig) -> Option<Box<dyn WithRandomness>> {
-    let cfg = cfg.clone();
-    Some(match name {
-        "two-phase" => Box::new(TwoPhase { cfg, init: None }),
-        "phase2" => Box::new(Phase2Only {
-            cfg,
-            init: None,
-            oracle: false,
-        }),
-        "ifca" => Box::new(Ifca { cfg, init: None }),
-        "fedavg" => Box::new(FedAvg { cfg }),
-        _ => return None,
-    })
-}
-
-/// [`crate::algorithms::by_name`] with randomness from files: the algorithm called `name`,
-/// taking from `given` what it supplies.
-///
-/// # Errors
-/// Unknown name; a file the algorithm does not use ([`check_accepted`]).
-pub fn by_name_with(
-    name: &str,
-    cfg: &RunConfig,
-    given: Randomness,
-    data_sigma: Option<f64>,
-) -> Result<Box<dyn Algorithm>> {
-    let alg = crate::algorithms::by_name(name, cfg, None, data_sigma)?;
-    check_accepted(name, &given)?;
-    Ok(match with_randomness(name, cfg) {
-        Some(alg) => Box::new(Bound { alg, given }),
-        None => alg,
-    })
-}
-
-/// Algorithms whose randomness cannot be exported yet (their draws are not suppliable).
-const NOT_EXPORTABLE: &[(&str, &str)] = &[
-    ("one-shot", "its k-means++ seeding"),
-    ("cfl", "its initial model"),
-    ("ifca-official", "its per-seed initial models"),
-];
-
-/// Everything algorithm `name` would draw on `fed` with `seed`, `given` taking precedence
-/// (what `--export-randomness` writes). Algorithms that draw nothing give an empty set.
-///
-/// # Errors
-/// As the algorithm's checks; [`FedmixError::InvalidParameter`] naming
-/// `--export-randomness` for the algorithms in which some draw is not suppliable yet.
-pub fn resolve(
-    name: &str,
-    cfg: &RunConfig,
-    fed: &Federation,
-    seed: u64,
-    given: &Randomness,
-) -> Result<Randomness> {
-    crate::algorithms::by_name(name, cfg, None, None)?;
-    check_accepted(name, given)?;
-    if let Some((_, what)) = NOT_EXPORTABLE.iter().find(|(n, _)| *n == name) {
-        return Err(FedmixError::invalid(
-            "--export-randomness",
-            name,
-            format!("not supported for `{name}` yet ({what} cannot be supplied from a file)"),
-        ));
-    }
-    match with_randomness(name, cfg) {
-        Some(alg) => alg.resolve(fed, seed, given),
-        None => Ok(Randomness::default()),
-    }
-}
-
 /// Write `rnd` into `dir` in the formats the flags read (`init.npy`, `anchors.json`, `q0.npy`,
 /// `power_start.npy`, `participation.npy`; only those present), each atomically. Returns the
 /// file names written.
@@ -652,24 +503,5 @@ mod tests {
             parse_anchors(p, "{ nope"),
             Err(FedmixError::Malformed { .. })
         ));
-    }
-
-    #[test]
-    fn unused_files_are_refused() {
-        let given = Randomness {
-            anchors: Some(Supplied {
-                source: "a.json".into(),
-                value: AnchorsFile {
-                    variant: Phase1Variant::Practical,
-                    anchors: vec![],
-                    client_sets: None,
-                },
-            }),
-            ..Randomness::default()
-        };
-        assert!(check_accepted("two-phase", &given).is_ok());
-        assert!(check_accepted("ifca", &given).is_err());
-        assert!(check_accepted("local", &given).is_err());
-        assert_eq!(accepted("phase2"), &["init"]);
     }
 }

@@ -34,9 +34,11 @@
 //! (`tests/replicates.rs` checks IFCA options I and II with restarts and partial participation,
 //! the official grid, and Phase 2 with mixed `s`, `η` and FedProx).
 
-use crate::algorithms::fedx_clustering::{client_update, LocalSolver, Phase2Params, ProxFactor};
+use crate::engine::local_update::{client_update, ProxFactor};
+
 use crate::federation::Federation;
 use crate::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
+use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, DVectorView};
 use rayon::prelude::*;
 
@@ -53,7 +55,7 @@ pub enum Contribution<'a> {
     Gradient,
     /// `weight · (LocalUpdate_i(θ_z) − θ_z)`: `s` FedAvg steps of size `η`, or the exact FedProx
     /// step when `local_solver` is FedProx and the factors are given
-    /// ([`crate::algorithms::fedx_clustering::local_update`]).
+    /// ([`crate::engine::local_update::local_update`]).
     Local(&'a Phase2Params, Option<&'a [ProxFactor]>),
 }
 
@@ -597,7 +599,7 @@ fn choices(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<ReplicateSums> {
 
 /// Training losses `Σ_i (n_i/N) min_j L_i(θ_j)` of several sets of models in one pass over the
 /// data ([`batched_sums`] with choices only); the loss of one set equals
-/// [`crate::metrics::training_loss`] bit for bit.
+/// [`crate::engine::client_pass::training_loss`] bit for bit.
 pub fn training_losses(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<f64> {
     choices(fed, thetas)
         .into_iter()
@@ -612,4 +614,11 @@ pub fn training_losses(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<f64> {
 /// set equal [`crate::algorithms::fedx_clustering::assign_clusters`] of it.
 pub fn assign_clusters_batch(fed: &Federation, thetas: &[&DMatrix<f64>]) -> Vec<Vec<usize>> {
     choices(fed, thetas).into_iter().map(|r| r.labels).collect()
+}
+
+/// Training loss `Σ_i (n_i/N) min_j L_i(θ_j)` (use the held-out federation for the held-out
+/// loss). One fused pass over the data ([`training_losses`]),
+/// so that the losses recorded by batched runs equal those of single runs bit for bit.
+pub fn training_loss(fed: &Federation, theta: &DMatrix<f64>) -> f64 {
+    training_losses(fed, &[theta])[0]
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::metrics;
+use crate::metrics::{self, as_options, model_distance};
 use nalgebra::DMatrix;
 use serde::Serialize;
 
@@ -100,10 +100,6 @@ pub struct RoundRecord {
     pub comm: Comm,
 }
 
-/// Label of a client outside every cluster (SR-FCA's components smaller than `t`). Written as
-/// `-1` in label files; counted as misclustered (SRFCA Def. 3.1).
-pub const UNASSIGNED: usize = usize::MAX;
-
 /// Collects the trace of a run and evaluates the metrics that the data allow.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
@@ -149,7 +145,8 @@ impl Recorder {
         labels: Option<&[usize]>,
         comm: Comm,
     ) {
-        let loss = (!self.skip_metrics).then(|| metrics::training_loss(fed, theta));
+        let loss =
+            (!self.skip_metrics).then(|| crate::engine::client_pass::training_loss(fed, theta));
         self.model_round_with_loss(fed, phase, theta, labels, comm, loss);
     }
 
@@ -312,61 +309,6 @@ impl Recorder {
         }
         s
     }
-}
-
-/// Labels with [`UNASSIGNED`] turned into `None`.
-pub fn as_options(labels: &[usize]) -> Vec<Option<usize>> {
-    labels
-        .iter()
-        .map(|&l| (l != UNASSIGNED).then_some(l))
-        .collect()
-}
-
-/// `d(θ, θ*)` and per-cluster errors, when `θ*` is known and `theta` has ≥ k finite columns.
-pub fn model_distance(fed: &Federation, theta: &DMatrix<f64>) -> (Option<f64>, Vec<f64>) {
-    match fed
-        .theta_star()
-        .map(|ts| metrics::bottleneck_distance(theta, ts))
-    {
-        Some(Ok(a)) => (Some(a.value), a.per_cluster),
-        _ => (None, Vec::new()),
-    }
-}
-
-/// Why a run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Termination {
-    /// The configured number of rounds was run.
-    MaxRounds,
-    /// A fixed sequence of stages was completed (local solve; SR-FCA's ONE_SHOT + R REFINE
-    /// steps; the official IFCA protocol's grid of runs).
-    Completed,
-}
-
-/// What every algorithm returns.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// Final cluster models, `d × k`, in the run's label order.
-    pub theta_hat: DMatrix<f64>,
-    /// Final cluster of each client (`M`).
-    pub labels: Vec<usize>,
-    /// Why the run stopped.
-    pub termination: Termination,
-    /// Algorithm-specific facts for `summary.json`.
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):
-/// run on a federation under a master seed, recording rounds into `rec`.
-pub trait Algorithm {
-    /// Public algorithm name (`--algorithm`).
-    fn name(&self) -> &'static str;
-    /// Run to completion.
-    ///
-    /// # Errors
-    /// Any typed error of the algorithm (bad parameters for this federation, divergence…).
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
 }
 
 /// Fail with [`FedmixError::Divergence`] when any entry of `theta` is non-finite.

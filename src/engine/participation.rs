@@ -6,13 +6,9 @@
 //! [`Schedule`] supplied from a file (`--participation`) replaces these draws.
 
 use crate::error::{FedmixError, Result};
+use crate::params::{MAX_RESTARTS, MAX_ROUNDS};
 use crate::rng::{stream, Purpose};
 use rand::RngExt;
-
-/// Rounds per restart that get distinct sampling streams (`2²⁴`).
-pub const MAX_ROUNDS: usize = 1 << 24;
-/// Restarts that get distinct sampling streams (`2¹⁶`; stream indices have 40 bits).
-pub const MAX_RESTARTS: usize = 1 << 16;
 
 /// `|M_t| = ⌈fraction · M⌉` (at least one client; all of them when `fraction = 1`).
 ///
@@ -20,35 +16,6 @@ pub const MAX_RESTARTS: usize = 1 << 16;
 /// round and equals `M` exactly at `fraction = 1`.
 pub fn participant_count(m: usize, fraction: f64) -> usize {
     ((fraction * m as f64).ceil() as usize).clamp(1, m.max(1))
-}
-
-/// Check `fraction ∈ (0, 1]` and that `rounds`/`restarts` fit the stream layout.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming `participation`, `rounds` or `restarts`.
-pub fn check(fraction: f64, rounds: usize, restarts: usize) -> Result<()> {
-    if !(fraction > 0.0 && fraction <= 1.0) {
-        return Err(FedmixError::invalid(
-            "participation",
-            fraction,
-            "must be in (0, 1]",
-        ));
-    }
-    if rounds >= MAX_ROUNDS {
-        return Err(FedmixError::invalid(
-            "rounds",
-            rounds,
-            format!("must be < {MAX_ROUNDS}"),
-        ));
-    }
-    if restarts == 0 || restarts > MAX_RESTARTS {
-        return Err(FedmixError::invalid(
-            "restarts",
-            restarts,
-            format!("must be in 1..={MAX_RESTARTS}"),
-        ));
-    }
-    Ok(())
 }
 
 /// The participants of round `round` of restart `restart`: from a given `schedule` when there is
@@ -250,12 +217,12 @@ mod tests {
     fn bad_fractions_are_typed() {
         for f in [0.0, -0.1, 1.5, f64::NAN] {
             assert!(matches!(
-                check(f, 10, 1),
+                crate::params::check_participation(f, 10, 1),
                 Err(FedmixError::InvalidParameter { ref name, .. }) if name == "participation"
             ));
         }
-        assert!(check(1.0, 10, 0).is_err());
-        assert!(check(0.5, 10, 3).is_ok());
+        assert!(crate::params::check_participation(1.0, 10, 0).is_err());
+        assert!(crate::params::check_participation(0.5, 10, 3).is_ok());
     }
 
     #[test]

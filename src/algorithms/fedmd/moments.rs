@@ -1,0 +1,224 @@
+//! The subspace statistics of Phase 1 step 9 (SXY22 §4.1, Algorithm 3's input): residual
+//! moments, their pairing into cross moments, the matrix `Y` formed or applied implicitly, and
+//! its top-k left singular subspace.
+
+use super::super::orthogonal_iteration::{assemble, ClientMoment};
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::linalg::{top_k_left_singular, top_k_symmetric};
+use crate::params::{Pairing, Phase1Variant};
+use nalgebra::{DMatrix, DVector};
+
+/// Residual moments `ε(x_ij, y_ij, θ)` of client `i` over `range`, as columns (`d × |range|`).
+pub fn residual_moments(
+    fed: &Federation,
+    i: usize,
+    theta: &DVector<f64>,
+    range: std::ops::Range<usize>,
+) -> DMatrix<f64> {
+    let x = fed.x(i).columns(range.start, range.len()).clone_owned();
+    let r = fed.y(i).rows(range.start, range.len()) - x.tr_mul(theta);
+    let mut e = x;
+    for (mut col, ri) in e.column_iter_mut().zip(r.iter()) {
+        col *= *ri;
+    }
+    e
+}
+
+/// The cross-moment estimate of a set of moment columns `e` (`d × n`, `n ≥ 2`) as a factored
+/// `A Bᵀ` (see [`Pairing`]).
+pub fn pair_moments(e: &DMatrix<f64>, pairing: Pairing) -> (DMatrix<f64>, DMatrix<f64>) {
+    let n = e.ncols();
+    match pairing {
+        Pairing::AllPairs => {
+            // U = (S Sᵀ − Σ ε εᵀ)/(n(n−1)) = [S, −E] [S, E]ᵀ / (n(n−1))
+            let s = e.column_sum();
+            let c = 1.0 / (n as f64 * (n as f64 - 1.0));
+            let mut a = DMatrix::zeros(e.nrows(), n + 1);
+            let mut b = DMatrix::zeros(e.nrows(), n + 1);
+            a.set_column(0, &(&s * c));
+            b.set_column(0, &s);
+            a.columns_mut(1, n).copy_from(&(e * -c));
+            b.columns_mut(1, n).copy_from(e);
+            (a, b)
+        }
+        Pairing::Halves => {
+            let h = n / 2;
+            let first = e.columns(0, h).column_mean();
+            let second = e.columns(h, h).column_mean();
+            (
+                DMatrix::from_column_slice(e.nrows(), 1, first.as_slice()),
+                DMatrix::from_column_slice(e.nrows(), 1, second.as_slice()),
+            )
+        }
+        Pairing::FirstTwo => (e.columns(0, 1).clone_owned(), e.columns(1, 1).clone_owned()),
+    }
+}
+
+/// The message-level client matrices of the subspace step: client `i` contributes its pairing
+/// statistic `M_i = A_iB_iᵀ` at `theta` with weight `n_i / Σ n` (faithful: one pair of fresh
+/// samples per client, weight `1/m`).
+pub fn client_moments(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    variant: Phase1Variant,
+    pairing: Pairing,
+) -> Vec<ClientMoment> {
+    let faithful = variant == Phase1Variant::Faithful;
+    let count = |i: usize| if faithful { 1 } else { fed.n(i) };
+    let total: usize = set.iter().map(|&i| count(i)).sum();
+    set.iter()
+        .map(|&i| {
+            let range = if faithful { 0..2 } else { 0..fed.n(i) };
+            let (a, b) = pair_moments(&residual_moments(fed, i, theta, range), pairing);
+            ClientMoment {
+                a,
+                b,
+                weight: count(i) as f64 / total as f64,
+            }
+        })
+        .collect()
+}
+
+/// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
+/// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
+/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data and two
+/// products, no per-client allocation. Equal to `assemble(client_moments(..))` up to rounding.
+pub fn subspace_matrix(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    pairing: Pairing,
+) -> DMatrix<f64> {
+    let d = fed.d();
+    if pairing != Pairing::AllPairs {
+        return assemble(
+            &client_moments(fed, set, theta, Phase1Variant::Practical, pairing),
+            d,
+        );
+    }
+    let total: usize = set.iter().map(|&i| fed.n(i)).sum();
+    let mut e = DMatrix::zeros(d, total);
+    let mut s = DMatrix::zeros(d, set.len());
+    let mut off = 0;
+    for (c, &i) in set.iter().enumerate() {
+        let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+        let nf = n as f64;
+        let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+        let r = (y - x.tr_mul(theta)) * scale;
+        let mut block = e.columns_mut(off, n);
+        block.copy_from(&x);
+        for (mut col, ri) in block.column_iter_mut().zip(r.iter()) {
+            col *= *ri;
+        }
+        s.set_column(c, &(x * r));
+        off += n;
+    }
+    &s * s.transpose() - &e * e.transpose()
+}
+
+/// Largest `d` at which the practical variant's subspace step forms `Y` (`d × d`) and takes its
+/// SVD ([`top_k_left_singular`]); above it, [`subspace_basis`] applies `Y` implicitly.
+///
+/// Decision, measured (`examples/perf_report.rs`, `docs/performance.md`): forming `Y` costs `2d²N`
+/// flops and the SVD `O(d³)` — 1.2 s + 1.5 s per anchor and iteration at `d = 1000`, `N = 10⁴` —
+/// while one implicit application to a block of `b` vectors costs `4dNb`. At `d ≤ 256` both are
+/// milliseconds, and the dense path keeps the SXY22 settings (`d = 100`) and the golden vectors bit
+/// for bit as before.
+pub const DENSE_SUBSPACE_MAX_D: usize = 256;
+
+/// The practical variant's all-pairs `Y = S̃S̃ᵀ − ẼẼᵀ` (see [`subspace_matrix`]) as an operator
+/// that is never formed: `YV = S̃(S̃ᵀV) − X_S (r̃² ⊙ (X_SᵀV))`, with `X_S` the subspace clients'
+/// feature columns (read in place) and `r̃_j` sample `j`'s residual times its client's
+/// `√(w_i/(n_i(n_i−1)))`, since `Ẽ = X_S diag(r̃)`. One application to a `d × b` block costs
+/// two passes over the clients' data and `4dNb` flops.
+#[derive(Clone, Debug)]
+pub struct MomentOperator<'a> {
+    fed: &'a Federation,
+    /// Maximal runs of consecutive subspace clients: (first feature column, columns, offset
+    /// into `r2`).
+    runs: Vec<(usize, usize, usize)>,
+    /// `r̃_j²` in set order.
+    r2: Vec<f64>,
+    /// `S̃` (`d × |set|`), column `c` = `X_i r̃_i` of the set's `c`-th client.
+    s: DMatrix<f64>,
+}
+
+impl<'a> MomentOperator<'a> {
+    /// The operator at `theta` for the clients `set` (each with `n_i ≥ 2`).
+    pub fn new(fed: &'a Federation, set: &[usize], theta: &DVector<f64>) -> Self {
+        let total: usize = set.iter().map(|&i| fed.n(i)).sum();
+        let mut r2 = Vec::with_capacity(total);
+        let mut s = DMatrix::zeros(fed.d(), set.len());
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (c, &i) in set.iter().enumerate() {
+            let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+            let nf = n as f64;
+            let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+            let r = (y - x.tr_mul(theta)) * scale;
+            s.set_column(c, &(x * &r));
+            let start = fed.offsets()[i];
+            match runs.last_mut() {
+                Some(run) if run.0 + run.1 == start => run.1 += n,
+                _ => runs.push((start, n, r2.len())),
+            }
+            r2.extend(r.iter().map(|v| v * v));
+        }
+        Self { fed, runs, r2, s }
+    }
+
+    /// `Y v` for a `d × b` block `v`.
+    pub fn apply(&self, v: &DMatrix<f64>) -> DMatrix<f64> {
+        // `Xᵀv` is formed as `(vᵀX)ᵀ`: nalgebra's `tr_mul` is a loop of dot products, while
+        // `vᵀ X` and `X (·)ᵀ` are blocked GEMMs that read `X` once per block.
+        let vt = v.transpose();
+        let mut w = &self.s * (&vt * &self.s).transpose();
+        for &(start, len, off) in &self.runs {
+            let x = self.fed.features().columns(start, len);
+            let mut pt = &vt * x; // b × len, column j = (vᵀ x_j)
+            for (mut col, r) in pt.column_iter_mut().zip(&self.r2[off..off + len]) {
+                col *= *r;
+            }
+            w.gemm(-1.0, &x, &pt.transpose(), 1.0);
+        }
+        w
+    }
+}
+
+/// The top-`k` left singular subspace `Û` (`d × k`) of the practical variant's `Y` at `theta`
+/// (SXY22 App. C's "direct SVD"), sign-fixed as [`top_k_left_singular`]. For `d ≤`
+/// [`DENSE_SUBSPACE_MAX_D`] or a pairing other than all-pairs: `Y` is formed
+/// ([`subspace_matrix`]) and decomposed, exactly as before. Otherwise `Y` (symmetric) is
+/// applied implicitly ([`MomentOperator`]) inside the block Krylov eigensolver
+/// [`top_k_symmetric`] (top-k by `|λ|` = top-k singular), run to
+/// [`crate::prec::KRYLOV_RESIDUAL_RTOL`]; if it has not converged once the implicit cost
+/// reaches that of forming `Y` (a search space of `d/2` vectors), `Y` is formed and the same
+/// solver runs on it up to the full space, where it is exact.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] (`k` larger than `d`), [`FedmixError::Divergence`] (SVD),
+/// [`FedmixError::NotConverged`] (not expected: the dense fallback ends exact).
+pub fn subspace_basis(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    pairing: Pairing,
+    k: usize,
+) -> Result<DMatrix<f64>> {
+    let d = fed.d();
+    if pairing != Pairing::AllPairs || d <= DENSE_SUBSPACE_MAX_D {
+        return top_k_left_singular(&subspace_matrix(fed, set, theta, pairing), k);
+    }
+    let tol = crate::prec::KRYLOV_RESIDUAL_RTOL;
+    let block = (k + 8).max(2 * k);
+    let op = MomentOperator::new(fed, set, theta);
+    match top_k_symmetric(|v| op.apply(v), d, k, block, d / 2, tol) {
+        Ok(r) => Ok(r.vectors),
+        Err(FedmixError::NotConverged { .. }) => {
+            let y = subspace_matrix(fed, set, theta, pairing);
+            Ok(top_k_symmetric(|v| &y * v, d, k, block, d, tol)?.vectors)
+        }
+        Err(e) => Err(e),
+    }
+}

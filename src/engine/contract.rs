@@ -1,0 +1,74 @@
+//! The algorithm contract: what every algorithm is given and returns (argmin's `Solver` in
+//! spirit) — a federation, a master seed and a [`Recorder`]; the final models, labels, why the
+//! run stopped and its own summary facts.
+
+use crate::engine::randomness::Randomness;
+use crate::engine::recorder::Recorder;
+use crate::error::Result;
+use crate::federation::Federation;
+use crate::params::AlgorithmKind;
+use nalgebra::DMatrix;
+use serde::Serialize;
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Termination {
+    /// The configured number of rounds was run.
+    MaxRounds,
+    /// A fixed sequence of stages was completed (local solve; SR-FCA's ONE_SHOT + R REFINE
+    /// steps; the official IFCA protocol's grid of runs).
+    Completed,
+}
+
+/// What every algorithm returns.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// Final cluster models, `d × k`, in the run's label order.
+    pub theta_hat: DMatrix<f64>,
+    /// Final cluster of each client (`M`).
+    pub labels: Vec<usize>,
+    /// Why the run stopped.
+    pub termination: Termination,
+    /// Algorithm-specific facts for `summary.json`.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):
+/// run on a federation under a master seed, recording rounds into `rec`.
+pub trait Algorithm {
+    /// Which algorithm this is.
+    fn kind(&self) -> AlgorithmKind;
+    /// Public algorithm name (`--algorithm`, `summary.json`).
+    fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+    /// Run to completion.
+    ///
+    /// # Errors
+    /// Any typed error of the algorithm (bad parameters for this federation, divergence…).
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
+}
+
+/// An algorithm that can run with supplied randomness and say what it would draw.
+pub trait WithRandomness: Algorithm {
+    /// Run, taking from `given` what it supplies and drawing the rest from `seed`.
+    ///
+    /// # Errors
+    /// As the algorithm; [`FedmixError::InvalidRandomness`] for a supplied value that does not
+    /// fit the run.
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput>;
+
+    /// Every randomness the run would use: `given` where it supplies a value, the seed's draw
+    /// otherwise. `run_with` fed the result reproduces `run_with` fed `given` bit for bit.
+    ///
+    /// # Errors
+    /// As the algorithm's parameter checks.
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness>;
+}

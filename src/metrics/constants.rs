@@ -1,0 +1,112 @@
+//! The constants SXY22's bounds are stated in: `χ²(n)` (§3), `γ` and `κ` (§4.2, from SXY21),
+//! `ρ` (Theorem 2), `p_min` and the separation `Δ`.
+
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use nalgebra::{DMatrix, SymmetricEigen};
+
+/// Quantity skew `χ²(n) = M Σ_i (n_i/N)² − 1`: the χ² divergence of `p_n(i) = n_i/N` from the
+/// uniform distribution on `[M]` (SXY22 §4.2, defined before Theorem 2; it enters `ν`, eq. 10);
+/// 0 for balanced data.
+pub fn chi2(sizes: &[usize]) -> f64 {
+    let total: f64 = sizes.iter().map(|&n| n as f64).sum();
+    let m = sizes.len() as f64;
+    m * sizes
+        .iter()
+        .map(|&n| (n as f64 / total).powi(2))
+        .sum::<f64>()
+        - 1.0
+}
+
+/// `‖φ(x_i)‖₂² / n_i` for client `i` (spectral norm, via the smaller Gram matrix).
+pub fn client_curvature(fed: &Federation, client: usize) -> f64 {
+    let x = fed.x(client);
+    let gram = if x.nrows() <= x.ncols() {
+        x * x.transpose()
+    } else {
+        x.tr_mul(&x)
+    };
+    let lmax = SymmetricEigen::new(gram).eigenvalues.max();
+    lmax / fed.n(client) as f64
+}
+
+/// `γ = η max_i ‖φ(x_i)‖₂² / n_i` [SXY21], with the client attaining the max.
+pub fn gamma(fed: &Federation, eta: f64) -> (f64, usize) {
+    let curv: Vec<f64> = (0..fed.num_clients())
+        .map(|i| client_curvature(fed, i))
+        .collect();
+    let arg = curv
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, c)| if *c > curv[b] { i } else { b });
+    (eta * curv[arg], arg)
+}
+
+/// `γ` or [`FedmixError::StepTooLarge`] when `γ ≥ 1` (divergent local steps).
+pub fn checked_gamma(fed: &Federation, eta: f64) -> Result<f64> {
+    if !(eta.is_finite() && eta > 0.0) {
+        return Err(FedmixError::invalid("eta", eta, "must be finite and > 0"));
+    }
+    let (g, client) = gamma(fed, eta);
+    if g >= 1.0 {
+        return Err(FedmixError::StepTooLarge {
+            eta,
+            gamma: g,
+            eta_max: eta / g,
+            client,
+        });
+    }
+    Ok(g)
+}
+
+/// `κ = sγ / (1 − (1−γ)^s)` for FedAvg with `s` local steps [SXY21] (→ 1 as γ → 0).
+pub fn kappa_fedavg(gamma: f64, s: usize) -> f64 {
+    let s_f = s as f64;
+    // 1 − (1−γ)^s without cancellation for small γ.
+    let denom = -(s_f * (-gamma).ln_1p()).exp_m1();
+    if denom <= 0.0 {
+        1.0
+    } else {
+        s_f * gamma / denom
+    }
+}
+
+/// `κ = 1 + γ` for FedProx [SXY21].
+pub fn kappa_fedprox(gamma: f64) -> f64 {
+    1.0 + gamma
+}
+
+/// `N_j = Σ_{i: z_i = j} n_i` for each cluster.
+pub fn cluster_samples(sizes: &[usize], labels: &[usize], k: usize) -> Vec<usize> {
+    let mut nj = vec![0; k];
+    for (n, &z) in sizes.iter().zip(labels) {
+        nj[z] += n;
+    }
+    nj
+}
+
+/// `ρ = min_j N_j / N`.
+pub fn rho(sizes: &[usize], labels: &[usize], k: usize) -> f64 {
+    let nj = cluster_samples(sizes, labels, k);
+    let total: usize = nj.iter().sum();
+    *nj.iter().min().unwrap_or(&0) as f64 / total.max(1) as f64
+}
+
+/// Empirical `p_min`: the smallest fraction of clients in a cluster.
+pub fn p_min(labels: &[usize], k: usize) -> f64 {
+    let mut counts = vec![0usize; k];
+    labels.iter().for_each(|&z| counts[z] += 1);
+    *counts.iter().min().unwrap_or(&0) as f64 / labels.len().max(1) as f64
+}
+
+/// Separation `Δ = min_{j≠j'} ‖θ*_j − θ*_{j'}‖` (∞ for k = 1).
+pub fn separation(theta_star: &DMatrix<f64>) -> f64 {
+    let k = theta_star.ncols();
+    let mut best = f64::INFINITY;
+    for a in 0..k {
+        for b in a + 1..k {
+            best = best.min((theta_star.column(a) - theta_star.column(b)).norm());
+        }
+    }
+    best
+}

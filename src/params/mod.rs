@@ -1,0 +1,16 @@
+//! Parameters, the layer every algorithm reads from and none writes to: the algorithm names
+//! ([`AlgorithmKind`]), the run configuration as written in `--set` / TOML ([`RunConfig`]),
+//! and the typed parameters of each phase and baseline with their range checks, each error
+//! naming the key.
+
+pub mod baselines;
+pub mod kind;
+pub mod phase1;
+pub mod phase2;
+pub mod run_config;
+
+pub use baselines::*;
+pub use kind::AlgorithmKind;
+pub use phase1::*;
+pub use phase2::*;
+pub use run_config::*;

@@ -1,0 +1,580 @@
+//! The run configuration as written: every `--set` / TOML key of every algorithm, with its
+//! default, parsed and range-checked once. Algorithms resolve their own parameters from it
+//! against a federation ([`RunConfig::phase1`], [`RunConfig::phase2`]).
+
+use super::baselines::{
+    check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
+};
+use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use super::phase2::{LocalSolver, Phase2Params};
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use crate::metrics;
+use serde::{Deserialize, Serialize};
+
+/// Default `γ = η max_i ‖φ_i‖²/n_i` when `eta` is not given: `η = 0.8 / max_i ‖φ_i‖²/n_i`.
+///
+/// Decision, measured (seeds 1–10 of the SXY22 settings): γ < 1 is required for every client
+/// \[SXY21\], and Phase 2's per-round progress `sη/κ = (1 − (1−γ)^s)/max_i(‖φ_i‖²/n_i)` grows
+/// with γ, so the rule takes the largest γ that keeps a 20% margin below 1. The worst client
+/// sets γ: in `sxy-unbalanced-*` the 900 clients with n_i = 10 < d = 100 have
+/// ‖φ_i‖²/n_i ≈ 17, so γ = 1/4 gives η ≈ 0.014 and Phase 2 (s = 5) is still far from converged
+/// after 400 rounds (final/oracle up to 2.4 on seeds 1–10 of `sxy-unbalanced-both`; 1.16 with
+/// γ = 1/2; ≤ 1.04 with γ = 0.8). The price is a slightly larger FedAvg fixed-point error (the
+/// oracle's converged error on `sxy-balanced` seed 1 is 0.0191 at γ = 1/4, 0.0203 at γ = 0.8).
+pub const DEFAULT_ETA_GAMMA: f64 = 0.8;
+
+/// The run configuration: every parameter an algorithm reads, with defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Phase 2 step size; `None` = `eta_gamma / max_i ‖φ_i‖²/n_i`.
+    pub eta: Option<f64>,
+    /// Target γ for the default step size.
+    pub eta_gamma: f64,
+    /// FedAvg local steps `s`.
+    pub local_steps: usize,
+    /// Local solver.
+    pub local_solver: LocalSolver,
+    /// Phase 2 / main-loop rounds.
+    pub rounds: usize,
+    /// Phase 1 variant.
+    pub phase1_variant: Phase1Variant,
+    /// Phase 1 iterations `T` (default 10). Decision, measured: the practical variant's anchors
+    /// stall after about 6 iterations (their σ̂ falls below εΔ, so SXY22 Phase 1 step 12 stops
+    /// moving them); 10 and 20 gave the same table on seeds 1–10 of the three SXY22 settings,
+    /// the paper's 5 (App. C) with 10 anchors did not (7/10 on `sxy-unbalanced-both`; the
+    /// anchors, not the iterations, were short).
+    pub phase1_iterations: usize,
+    /// Number of anchors `n_H`; `None` = `min(⌈k ln N⌉, eligible)`: Theorem 1's
+    /// `n_H ≥ log N / p_min` with `p_min = 1/k` (p is unknown to a real PS), capped by the
+    /// clients holding `anchor_min_samples`. 28 on `sxy-balanced`, 20 (all eligible) on the
+    /// unbalanced settings, against the paper's ⌈3k ln k⌉ = 10.
+    pub anchors: Option<usize>,
+    /// Minimum `n_i` of a practical-variant anchor; `None` = `5k`. Decision: App. C picks
+    /// anchors "randomly" without a size rule, while an anchor is defined by `n_i = Ω̃(k)`
+    /// (SXY22 §3) and its `k × k` moment `A` needs several samples per dimension; `5k` is 15 on
+    /// the SXY22 settings, so in C.2/C.3 only the 20 clients with 50 samples qualify.
+    pub anchor_min_samples: Option<usize>,
+    /// Stopping threshold `ε` (`σ̂ ≤ εΔ`).
+    pub epsilon: f64,
+    /// Separation `Δ`; `None` = from `θ*` (synthetic data).
+    pub separation: Option<f64>,
+    /// `α` (covariance lower bound).
+    pub alpha: f64,
+    /// `β` (covariance upper bound).
+    pub beta: f64,
+    /// Sample pairing of the practical variant.
+    pub pairing: Pairing,
+    /// Subspace method of the practical variant.
+    pub subspace: SubspaceMethod,
+    /// Orthogonal-iteration steps `T₁` (even).
+    pub t1: usize,
+    /// Power-iteration steps `T₂`.
+    pub t2: usize,
+    /// Fresh clients per iteration (faithful); `None` = all available split over `T`.
+    pub m: Option<usize>,
+    /// Fresh sample pairs per anchor per iteration (faithful); `None` = the largest the anchors allow.
+    pub ell: Option<usize>,
+    /// Random initialisation: `θ₀ ~ N(0, init_scale² I_d / d)`.
+    pub init_scale: f64,
+    /// Number of clusters; `None` = the data's k.
+    pub k: Option<usize>,
+    /// Restarts (baselines; the two-phase algorithm needs none).
+    pub restarts: usize,
+    /// Fraction of clients per round (baselines).
+    pub participation: f64,
+    /// Replicates advanced together in one pass over the data (IFCA restarts, the
+    /// `ifca-official` grid): ≥ 1, default 32; 1 = one at a time. Results are identical for
+    /// every value ([`crate::engine::client_pass`]); larger batches turn memory-bound
+    /// passes into compute-bound products.
+    pub replicate_batch: usize,
+    /// IFCA aggregation: `gradient` (option I) | `model` (option II, default; `local_steps` = τ).
+    pub ifca_option: IfcaOption,
+    /// IFCA random init law: `gaussian` (default, N(0, init_scale² I/d)) | `bernoulli`
+    /// (init_scale · Bernoulli(0.5)^d, IFCA §6.1).
+    pub ifca_init: InitDist,
+    /// `ifca-official`: init seeds (≥ 1; default 10, the official `train_seed ∈ range(10)`).
+    pub ifca_official_inits: usize,
+    /// `ifca-official`: learning-rate grid (values > 0); default {1, 0.1, 0.01} for k = 2,
+    /// {2, 1, 0.5} for k = 4.
+    pub ifca_official_lrs: Option<Vec<f64>>,
+    /// `ifca-official`: iterations per run (default 300).
+    pub ifca_official_iterations: usize,
+    /// `ifca-official`: σ of the success rule `min_dist < 0.6σ + offset` (≥ 0); default: the
+    /// data's generator σ.
+    pub ifca_official_sigma: Option<f64>,
+    /// `ifca-official`: threshold offset (≥ 0; default 0.001 as in the official r–noise sweeps;
+    /// 0 reproduces the m–n sweeps).
+    pub ifca_official_offset: f64,
+    /// `local` / `one-shot`: ridge λ ≥ 0 of the local estimate (default 0 = min-norm least squares).
+    pub local_ridge: f64,
+    /// `one-shot`: seeded k-means++ starts (≥ 1; default 10).
+    pub kmeans_inits: usize,
+    /// `one-shot`: Lloyd iterations per start (default 300).
+    pub kmeans_max_iter: usize,
+    /// `sr-fca`: threshold λ > 0; default: the `srfca_lambda_quantile` rule.
+    pub srfca_lambda: Option<f64>,
+    /// `sr-fca`: λ = this quantile of the ONE_SHOT pairwise distances when `srfca_lambda` is
+    /// unset (in (0, 1]; default 0.1, the authors' `dist_fraction` rule).
+    ///
+    /// Decision, measured (`examples/baselines_table.rs`, `docs/baselines.md`): kept
+    /// at 0.1. ONE_SHOT links clients and takes **connected components** (SRFCA Algorithm 1),
+    /// so λ must lie in the narrow window between the largest edge needed to connect each true
+    /// cluster and the smallest cross-cluster distance — at the low end of the distances, not
+    /// in "the middle" of their histogram (SRFCA §5): on `sxy-balanced` seed 1 (ℓ2) the window
+    /// is (0.703, 0.747), within-cluster distances 0.736 ± 0.040, cross 1.054 ± 0.074; the
+    /// 0.1-quantile gives 0.716, inside it, while a midpoint/valley rule (≈ 0.9) would chain
+    /// all clusters into one. On `srfca-linear` (n_i = 100 ≪ d = 1000) **no λ works**: the
+    /// min-norm local models are `w_i ≈ P_i θ*` (P_i the projection on client i's 100-dim row
+    /// space), whose distances are dominated by the per-client norm ‖P_i θ*‖, not the cluster
+    /// (seed 1: within 9.62 ± 0.45, cross 9.88 ± 0.43; the smallest cross distance 8.76 is
+    /// below the 9.98 needed to connect a cluster; cross-loss: within 231 ± 23, cross
+    /// 255 ± 25). Every quantile from 0.002 to 0.5 gives one ONE_SHOT cluster on 4 of seeds
+    /// 1–5 (seed 3 at 0.002 is the exception) and SR-FCA can never add clusters later
+    /// (RECLUSTER/MERGE only reassign and merge), so it ends with K̂ = 1 (misclustering 1 under
+    /// SRFCA Def. 3.1). That is outside the paper's guarantee (Lemma 4.6 needs
+    /// n^{2/3}Δ^{4/3}/(D^{2/3}L̂^{2/3}) ≳ d); no threshold rule can fix it.
+    pub srfca_lambda_quantile: f64,
+    /// `sr-fca`: size parameter t ≥ 1 (clients per kept component; default 2).
+    pub srfca_size: usize,
+    /// `sr-fca`: trimming level β ∈ [0, 1/2) of TrMean_β (default 0.1).
+    pub srfca_beta: f64,
+    /// `sr-fca`: REFINE steps R ≥ 1 (default 2).
+    pub srfca_refine_steps: usize,
+    /// `sr-fca`: ONE_SHOT local GD steps ≥ 1; default (unset): exact min-norm least squares.
+    pub srfca_local_iterations: Option<usize>,
+    /// `sr-fca`: TrimmedMeanGD steps T ≥ 1 (default 200).
+    pub srfca_refine_rounds: usize,
+    /// `sr-fca`: distance `l2` (default) | `cross-loss`.
+    pub srfca_dist: SrfcaDist,
+    /// `sr-fca`: diameter D > 0 of the ball W (default: unconstrained).
+    pub srfca_diameter: Option<f64>,
+    /// `cfl`: ε₁ > 0, split when ‖mean update‖ < ε₁ (default 0.02).
+    pub cfl_eps1: f64,
+    /// `cfl`: ε₂ > 0, split when max ‖update‖ > ε₂ (default 0.1).
+    pub cfl_eps2: f64,
+    /// `cfl`: γ_max ∈ [0, 1), accept a split when √((1 − α_max^cross)/2) > γ_max (default 0).
+    ///
+    /// Decision, measured (`examples/baselines_table.rs`, `docs/baselines.md`): kept at 0 (the
+    /// authors' notebook applies no γ test). With it CFL over-splits when clients are
+    /// underdetermined: a client with n_i < d keeps a non-vanishing update at its cluster's
+    /// stationary point, so `max ‖Δθ_i‖ > ε₂` holds in every round, and the optimal bipartition
+    /// (single linkage) then peels off the one client least similar to the rest — one singleton per
+    /// round after the warm-up: 155/301/316 clusters on `sxy-unbalanced-both` seeds 1–3 (n_i = 10,
+    /// d = 100; every split's γ in 0.58–0.65), 16, 19, 11 on `srfca-linear` seeds 1–3 (correct
+    /// first split, then small fragments of a true cluster; γ 0.70–0.71), 3 (correct) on
+    /// `sxy-balanced` (γ of the correct splits 0.66–0.75). No γ_max separates correct from spurious
+    /// splits across settings: in high dimension noise updates are nearly orthogonal, γ ≈ √½ ≈
+    /// 0.707, which is also the γ of `srfca-linear`'s correct split.
+    pub cfl_gamma_max: f64,
+    /// `cfl`: no split before this round (default 20).
+    pub cfl_warmup_rounds: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            eta: None,
+            eta_gamma: DEFAULT_ETA_GAMMA,
+            local_steps: 5,
+            local_solver: LocalSolver::Fedavg,
+            rounds: 400,
+            phase1_variant: Phase1Variant::Practical,
+            phase1_iterations: 10,
+            anchors: None,
+            anchor_min_samples: None,
+            epsilon: 0.05,
+            separation: None,
+            alpha: 1.0,
+            beta: 1.0,
+            pairing: Pairing::AllPairs,
+            subspace: SubspaceMethod::Svd,
+            t1: 40,
+            t2: 100,
+            m: None,
+            ell: None,
+            init_scale: 1.0,
+            k: None,
+            restarts: 1,
+            participation: 1.0,
+            replicate_batch: 32,
+            ifca_option: IfcaOption::Model,
+            ifca_init: InitDist::Gaussian,
+            ifca_official_inits: 10,
+            ifca_official_lrs: None,
+            ifca_official_iterations: 300,
+            ifca_official_sigma: None,
+            ifca_official_offset: 0.001,
+            local_ridge: 0.0,
+            kmeans_inits: 10,
+            kmeans_max_iter: 300,
+            srfca_lambda: None,
+            srfca_lambda_quantile: 0.1,
+            srfca_size: 2,
+            srfca_beta: 0.1,
+            srfca_refine_steps: 2,
+            srfca_local_iterations: None,
+            srfca_refine_rounds: 200,
+            srfca_dist: SrfcaDist::L2,
+            srfca_diameter: None,
+            cfl_eps1: 0.02,
+            cfl_eps2: 0.1,
+            cfl_gamma_max: 0.0,
+            cfl_warmup_rounds: 20,
+        }
+    }
+}
+
+/// Parse a `--set` value as a TOML value (number, bool, string…), falling back to a string.
+fn toml_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+impl RunConfig {
+    /// Build from an optional TOML text and `key=value` overrides (overrides win).
+    ///
+    /// # Errors
+    /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys and wrong types (the
+    /// message names the key), [`FedmixError::InvalidParameter`] for out-of-range values.
+    pub fn from_sources(
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        let origin = toml_text.map_or_else(
+            || std::path::PathBuf::from("--set"),
+            |(p, _)| p.to_path_buf(),
+        );
+        let mut table: toml::Table = match toml_text {
+            Some((path, text)) => toml::from_str(text).map_err(|e| FedmixError::Malformed {
+                path: path.into(),
+                message: e.to_string().replace('\n', " "),
+            })?,
+            None => toml::Table::new(),
+        };
+        for (k, v) in sets {
+            table.insert(k.clone(), toml_value(v));
+        }
+        let cfg: RunConfig =
+            table
+                .try_into()
+                .map_err(|e: toml::de::Error| FedmixError::Malformed {
+                    path: origin,
+                    message: e.to_string().replace('\n', " "),
+                })?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Range checks independent of the data.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the parameter.
+    pub fn check(&self) -> Result<()> {
+        if let Some(eta) = self.eta {
+            if !(eta.is_finite() && eta > 0.0) {
+                return Err(FedmixError::invalid("eta", eta, "must be finite and > 0"));
+            }
+        }
+        if !(self.eta_gamma > 0.0 && self.eta_gamma < 1.0) {
+            return Err(FedmixError::invalid(
+                "eta_gamma",
+                self.eta_gamma,
+                "must be in (0, 1)",
+            ));
+        }
+        if self.local_steps == 0 {
+            return Err(FedmixError::invalid("local_steps", 0, "must be ≥ 1"));
+        }
+        if self.k == Some(0) {
+            return Err(FedmixError::invalid("k", 0, "must be ≥ 1"));
+        }
+        if !(self.init_scale.is_finite() && self.init_scale >= 0.0) {
+            return Err(FedmixError::invalid(
+                "init_scale",
+                self.init_scale,
+                "must be finite and ≥ 0",
+            ));
+        }
+        if self.restarts == 0 {
+            return Err(FedmixError::invalid("restarts", 0, "must be ≥ 1"));
+        }
+        if self.replicate_batch == 0 {
+            return Err(FedmixError::invalid("replicate_batch", 0, "must be ≥ 1"));
+        }
+        if !(self.participation > 0.0 && self.participation <= 1.0) {
+            return Err(FedmixError::invalid(
+                "participation",
+                self.participation,
+                "must be in (0, 1]",
+            ));
+        }
+        check_ifca(self)?;
+        check_one_shot(self)?;
+        check_srfca(self)?;
+        check_cfl(self)?;
+        Ok(())
+    }
+
+    /// The number of clusters: `k` or the data's.
+    ///
+    /// # Errors
+    /// [`FedmixError::Missing`] when neither is known; k > M.
+    pub fn resolve_k(&self, fed: &Federation) -> Result<usize> {
+        let k = self.k.or(fed.k()).ok_or_else(|| FedmixError::Missing {
+            what: "k (set `k`)".into(),
+        })?;
+        if k > fed.num_clients() {
+            return Err(FedmixError::invalid(
+                "k",
+                k,
+                format!("exceeds the number of clients M = {}", fed.num_clients()),
+            ));
+        }
+        Ok(k)
+    }
+
+    /// Phase 2 parameters with the step size resolved against `fed`.
+    pub fn phase2(&self, fed: &Federation) -> Phase2Params {
+        let eta = self.eta.unwrap_or_else(|| {
+            let (g1, _) = metrics::gamma(fed, 1.0);
+            self.eta_gamma / g1
+        });
+        Phase2Params {
+            eta,
+            local_steps: self.local_steps,
+            local_solver: self.local_solver,
+            rounds: self.rounds,
+        }
+    }
+
+    /// Phase 1 parameters resolved against `fed`.
+    ///
+    /// # Errors
+    /// k unknown.
+    pub fn phase1(&self, fed: &Federation) -> Result<FedMdParams> {
+        let k = self.resolve_k(fed)?;
+        let min_samples = self.anchor_min_samples.unwrap_or(5 * k);
+        let t = self.phase1_iterations.max(1);
+        let (anchors, ell, m) = match self.phase1_variant {
+            Phase1Variant::Practical => {
+                let eligible = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= min_samples.max(2))
+                    .count();
+                let default = ((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize;
+                (
+                    self.anchors.unwrap_or(default.min(eligible).max(k)),
+                    self.ell.unwrap_or(1),
+                    self.m.unwrap_or(1),
+                )
+            }
+            Phase1Variant::Faithful => {
+                let anchors = self
+                    .anchors
+                    .unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
+                let mut sizes = fed.sizes();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                let nth = sizes.get(anchors.saturating_sub(1)).copied().unwrap_or(0);
+                let ell = self.ell.unwrap_or((nth / (2 * t)).max(1));
+                let pool = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= 2)
+                    .count()
+                    .saturating_sub(anchors);
+                (anchors, ell, self.m.unwrap_or((pool / t).max(1)))
+            }
+        };
+        Ok(FedMdParams {
+            variant: self.phase1_variant,
+            k,
+            anchors,
+            iterations: self.phase1_iterations,
+            t1: self.t1,
+            t2: self.t2,
+            m,
+            ell,
+            epsilon: self.epsilon,
+            separation: self.separation,
+            alpha: self.alpha,
+            beta: self.beta,
+            pairing: self.pairing,
+            subspace: self.subspace,
+            anchor_min_samples: min_samples,
+        })
+    }
+}
+
+/// The paper's literal Phase 1 choices (SXY22 App. C): `⌈3k log k⌉` anchors, 5 iterations.
+/// Decision: natural log in `⌈3k log k⌉` (App. C gives no base), because the paper's logarithms
+/// are natural elsewhere (e.g. `log(e/ν)` in Theorem 2); for k = 3 it gives 10 anchors (base 2
+/// would give 15).
+pub fn paper_preset(k: usize) -> RunConfig {
+    RunConfig {
+        anchors: Some((3.0 * k as f64 * (k as f64).ln()).ceil() as usize),
+        phase1_iterations: 5,
+        ..RunConfig::default()
+    }
+}
+
+/// Check IFCA's fields of the run configuration (data-independent ranges).
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming the field.
+pub fn check_ifca(cfg: &RunConfig) -> Result<()> {
+    check_participation(cfg.participation, cfg.rounds, cfg.restarts)?;
+    if cfg.ifca_official_inits == 0 || cfg.ifca_official_inits > MAX_RESTARTS {
+        return Err(FedmixError::invalid(
+            "ifca_official_inits",
+            cfg.ifca_official_inits,
+            format!("must be in 1..={}", MAX_RESTARTS),
+        ));
+    }
+    if cfg.ifca_official_iterations >= MAX_ROUNDS {
+        return Err(FedmixError::invalid(
+            "ifca_official_iterations",
+            cfg.ifca_official_iterations,
+            format!("must be < {}", MAX_ROUNDS),
+        ));
+    }
+    if let Some(lrs) = &cfg.ifca_official_lrs {
+        if lrs.is_empty() || lrs.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(FedmixError::invalid(
+                "ifca_official_lrs",
+                format!("{lrs:?}"),
+                "must be a non-empty list of finite values > 0",
+            ));
+        }
+    }
+    if let Some(s) = cfg.ifca_official_sigma {
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(FedmixError::invalid(
+                "ifca_official_sigma",
+                s,
+                "must be finite and ≥ 0",
+            ));
+        }
+    }
+    if !(cfg.ifca_official_offset.is_finite() && cfg.ifca_official_offset >= 0.0) {
+        return Err(FedmixError::invalid(
+            "ifca_official_offset",
+            cfg.ifca_official_offset,
+            "must be finite and ≥ 0",
+        ));
+    }
+    Ok(())
+}
+
+/// Check SR-FCA's fields of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming the field.
+pub fn check_srfca(cfg: &RunConfig) -> Result<()> {
+    if let Some(l) = cfg.srfca_lambda {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(FedmixError::invalid(
+                "srfca_lambda",
+                l,
+                "must be finite and > 0",
+            ));
+        }
+    }
+    let q = cfg.srfca_lambda_quantile;
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(FedmixError::invalid(
+            "srfca_lambda_quantile",
+            q,
+            "must be in (0, 1]",
+        ));
+    }
+    if cfg.srfca_size == 0 {
+        return Err(FedmixError::invalid("srfca_size", 0, "t must be ≥ 1"));
+    }
+    let b = cfg.srfca_beta;
+    if !((0.0..0.5).contains(&b)) {
+        return Err(FedmixError::invalid(
+            "srfca_beta",
+            b,
+            "β must be in [0, 1/2)",
+        ));
+    }
+    if cfg.srfca_refine_steps == 0 {
+        return Err(FedmixError::invalid(
+            "srfca_refine_steps",
+            0,
+            "R must be ≥ 1",
+        ));
+    }
+    if cfg.srfca_refine_rounds == 0 {
+        return Err(FedmixError::invalid(
+            "srfca_refine_rounds",
+            0,
+            "T must be ≥ 1",
+        ));
+    }
+    if cfg.srfca_local_iterations == Some(0) {
+        return Err(FedmixError::invalid(
+            "srfca_local_iterations",
+            0,
+            "must be ≥ 1 (unset = exact local least squares)",
+        ));
+    }
+    if let Some(dm) = cfg.srfca_diameter {
+        if !(dm.is_finite() && dm > 0.0) {
+            return Err(FedmixError::invalid(
+                "srfca_diameter",
+                dm,
+                "D must be finite and > 0",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check CFL's fields of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming the field.
+pub fn check_cfl(cfg: &RunConfig) -> Result<()> {
+    for (name, v) in [("cfl_eps1", cfg.cfl_eps1), ("cfl_eps2", cfg.cfl_eps2)] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(FedmixError::invalid(name, v, "must be finite and > 0"));
+        }
+    }
+    let g = cfg.cfl_gamma_max;
+    if !((0.0..1.0).contains(&g)) {
+        return Err(FedmixError::invalid(
+            "cfl_gamma_max",
+            g,
+            "must be in [0, 1)",
+        ));
+    }
+    Ok(())
+}
+
+/// Check the one-shot fields of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] for `kmeans_inits = 0`, `local_ridge < 0`.
+pub fn check_one_shot(cfg: &RunConfig) -> Result<()> {
+    if cfg.kmeans_inits == 0 {
+        return Err(FedmixError::invalid("kmeans_inits", 0, "must be ≥ 1"));
+    }
+    check_local(cfg)
+}
+
+/// Check the local baseline's field of the run configuration.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] for `local_ridge` < 0 or non-finite.
+pub fn check_local(cfg: &RunConfig) -> Result<()> {
+    if !(cfg.local_ridge.is_finite() && cfg.local_ridge >= 0.0) {
+        return Err(FedmixError::invalid(
+            "local_ridge",
+            cfg.local_ridge,
+            "must be finite and ≥ 0",
+        ));
+    }
+    Ok(())
+}
