@@ -1,5 +1,5 @@
 //! Criterion benchmarks. Run: `cargo bench` (add `-- --quick --noplot` for a smoke run).
-//! Inputs are seeded and built outside `iter`; ids name the sizes (issue 7 item 4).
+//! Inputs are seeded and built outside `iter`; ids name the sizes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_basis};
@@ -60,7 +60,7 @@ fn bench_ifca(c: &mut Criterion) {
     g.finish();
 }
 
-/// Batched vs sequential replicates (issue 7 item 4): one iteration of 30 official runs
+/// Batched vs sequential replicates: one iteration of 30 official runs
 /// (10 inits × 3 learning rates) as 30 single passes or one batched pass — same results.
 fn bench_replicates(c: &mut Criterion) {
     let f = fed("ifca-official", &[]);

@@ -1,10 +1,10 @@
-//! Reproduces the "Must show" tables of the baselines issue (issue 4) — the rendered tables and
-//! their discussion are in `docs/baselines.md`:
+//! Reproduces the baseline tables; the rendered tables and their discussion are in
+//! `docs/baselines.md`:
 //!
 //! - `ifca-official`: the official protocol's success rate (init seeds × learning rates, 300
 //!   iterations, success when the smallest final `min_dist` is `< 0.6σ + 0.001`) over data seeds
-//!   1–10, for `r ∈ {0.1, 0.25, 0.5, 0.75, 1}`, at σ = 0.1 (the issue's σ; the setting's own
-//!   default is the official code's 0.001);
+//!   1–10, for `r ∈ {0.1, 0.25, 0.5, 0.75, 1}`, at σ = 0.1 (a fixed choice of this table; the
+//!   setting's own default is the official code's 0.001);
 //! - `srfca`: on `srfca-linear` (and `sxy-balanced` as a control) seeds 1–5, SR-FCA's clusters found and misclustering (SRFCA
 //!   Def. 3.1 majority labels, unassigned clients counted as errors) next to IFCA (restarts 1
 //!   and 5), one-shot and CFL;
@@ -34,7 +34,8 @@ use fedmix::params::RunConfig;
 use fedmix::synthetic::generate_named;
 use std::time::Instant;
 
-/// σ of the `ifca-official` table (the issue's; the official r–noise sweeps vary it).
+/// σ of the `ifca-official` table (a fixed choice of this table; the official r–noise sweeps
+/// vary it).
 const IFCA_OFFICIAL_SIGMA: &str = "0.1";
 
 fn seeds(default: std::ops::RangeInclusive<u64>) -> Vec<u64> {

@@ -1,6 +1,7 @@
-//! Reproduces the two-phase "Must show" table of the two-phase issue: for each SXY22 setting and
-//! seeds 1..=10, how often Phase 1 finds k clusters, the Phase 1 error `d(θ, θ*)/Δ`, and the
-//! ratio of the final `d(θ̂, θ*)` to the oracle's (Phase 2 from `θ*`, same data, η and s).
+//! Reproduces the summary table of the SXY22 two-phase algorithm: for each SXY22 setting
+//! (App. C.1–C.3) and seeds 1..=10, how often Phase 1 finds k clusters, the Phase 1 error
+//! `d(θ, θ*)/Δ`, and the ratio of the final `d(θ̂, θ*)` to the oracle's (Phase 2 from `θ*`,
+//! same data, η and s).
 //!
 //! `cargo run --release --example phase1_table -- [key=value ...]` — the arguments override the
 //! run configuration (e.g. `anchors=10 phase1_iterations=5 pairing=first-two`).

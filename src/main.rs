@@ -338,7 +338,8 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
         )),
         None => None,
     };
-    let cfg = RunConfig::from_sources(
+    let cfg = RunConfig::from_sources_for(
+        kind,
         config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())),
         &run_sets,
     )?;

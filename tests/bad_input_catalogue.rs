@@ -1,6 +1,6 @@
-//! The bad-input catalogue (reliability issue): malformed files, configs, `--set` overrides and
-//! flags fed through the CLI. For each: exit status 2, one line on stderr naming the offending
-//! field / client / round, no "panicked", and no output left behind.
+//! The bad-input catalogue: malformed files, configs, `--set` overrides and flags fed through
+//! the CLI. For each: exit status 2, one line on stderr naming the offending field / client /
+//! round, no "panicked", and no output left behind.
 //! Run with `--nocapture` to print the catalogue as a markdown table (input → message).
 
 use std::path::{Path, PathBuf};
@@ -81,6 +81,22 @@ fn run_args(data: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
     ]);
     v.extend(s(extra));
     v
+}
+
+/// Drop the `--set key=value` pairs of `keys` from `args`.
+fn without_sets(args: &mut Vec<String>, keys: &[&str]) {
+    let mut i = 0;
+    while i + 1 < args.len() {
+        let drop = args[i] == "--set"
+            && keys
+                .iter()
+                .any(|k| args[i + 1].split('=').next() == Some(*k));
+        if drop {
+            args.drain(i..i + 2);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 fn gen_args(out: &Path, extra: &[&str]) -> Vec<String> {
@@ -590,6 +606,11 @@ fn catalogue() {
             Box::new(|d, o| {
                 let mut a = with_anchors(d, o, PRACTICAL_3, &[]);
                 a[2] = "ifca".into();
+                // Without the Phase 1 keys, which IFCA does not read (refused on their own).
+                without_sets(
+                    &mut a,
+                    &["phase1_iterations", "anchor_min_samples", "anchors"],
+                );
                 a
             }),
             vec!["--anchors", "ifca"],

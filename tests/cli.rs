@@ -102,7 +102,7 @@ fn settings_lists_all_six() {
 fn generate_is_deterministic_and_describe_agrees_with_the_library() {
     let (a, b) = (TempDir::new("gen-a"), TempDir::new("gen-b"));
     let msg = generate(&a.0);
-    // SPEC §1.1: sxy-unbalanced-both has M = 920, N = 900·10 + 20·50 = 10000, d = 100.
+    // sxy-unbalanced-both (SXY22 App. C.3) has M = 920, N = 900·10 + 20·50 = 10000, d = 100.
     assert!(msg.contains("M = 920, N = 10000, d = 100"), "{msg}");
     generate(&b.0);
     let (fa, fb) = (files(&a.0), files(&b.0));
@@ -175,8 +175,9 @@ fn generate_is_deterministic_and_describe_agrees_with_the_library() {
         "rho {} vs library {rho}",
         value("rho")
     );
-    // By hand, from SPEC §1: Σ n_i² = 900·100 + 20·2500 = 140000, so
-    // χ²(n) = M Σ n_i² / N² − 1 = 920 · 140000 / 10⁸ − 1 = 0.288.
+    // By hand: SXY22 §4.2 defines χ²(n) as the χ² divergence of p_n(i) = n_i/N from the uniform
+    // distribution on [M], which is M Σ n_i² / N² − 1. Here Σ n_i² = 900·100 + 20·2500 = 140000,
+    // so χ²(n) = 920 · 140000 / 10⁸ − 1 = 0.288.
     assert!((chi2 - 0.288).abs() <= 1e-12, "{chi2}");
 }
 

@@ -1,8 +1,8 @@
-//! Deterministic parallelism (issue 7 item 3, issue 9 item 5): the same seeded run through the
-//! CLI with `RAYON_NUM_THREADS` = 1, 2 and 16 writes byte-identical `theta_hat.npy`,
-//! `iterates.npy` (`--save-iterates`) and `labels.npy`. The client loops are chunked in fixed
-//! chunks of `CLIENT_CHUNK` clients with partial sums added in chunk order, and Phase 1's anchors
-//! are independent tasks taken in anchor order, so the thread count cannot change a bit.
+//! Deterministic parallelism: the same seeded run through the CLI with `RAYON_NUM_THREADS` =
+//! 1, 2 and 16 writes byte-identical `theta_hat.npy`, `iterates.npy` (`--save-iterates`) and
+//! `labels.npy`. The client loops are chunked in fixed chunks of `CLIENT_CHUNK` clients with
+//! partial sums added in chunk order, and Phase 1's anchors are independent tasks taken in
+//! anchor order, so the thread count cannot change a bit.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,7 @@
-//! Synthetic data generation (SPEC §1.1): determinism, pinned values, the shapes and laws of
-//! every named setting, the independence of the seed streams, and parameter validation.
+//! Synthetic data generation: determinism, pinned values, the shapes and laws of every named
+//! setting, the independence of the seed streams, and parameter validation. The named settings
+//! follow SXY22 App. C.1–C.3 (`sxy-*`), IFCA §6.1 (`ifca-linear`), the IFCA authors' code
+//! (`ifca-official`) and the SR-FCA authors' code (`srfca-linear`).
 //!
 //! Monte Carlo checks are hypothesis tests at 5 standard errors: for the normal approximation
 //! the two-sided false-alarm rate is about 5.7e-7 per check (all draws are seeded, so a pass
@@ -237,8 +239,9 @@ fn value_stability_sxy_balanced_seed_1() {
 // ---------------------------------------------------------------------------------------------
 // (c) the named settings
 
-/// SPEC §1.1: (name, k, d, M, N, held-out N).
-/// sxy-unbalanced-*: 900 clients × 10 + 20 × 50 = 10000; ifca-*: 100 × 100; srfca: 50 × 100
+/// (name, k, d, M, N, held-out N). sxy-*: k = 3, d = 100 (SXY22 App. C); sxy-balanced: 200
+/// clients × 50 (App. C.1); sxy-unbalanced-*: 900 clients × 10 + 20 × 50 = 10000 (App. C.2,
+/// C.3); ifca-*: 100 × 100 (IFCA §6.1, Fig. 3(a): m = n = 100, d = 1000, k = 2); srfca: 50 × 100
 /// training + 50 × 100 held-out.
 const EXPECTED: &[(&str, usize, usize, usize, usize, usize)] = &[
     ("sxy-balanced", 3, 100, 200, 10_000, 0),

@@ -1,7 +1,7 @@
-//! Property (issue #9 item 2): any generator configuration that `generate` accepts produces
-//! finite data (features, responses, θ*, held-out samples) of the declared shapes, and any it
-//! refuses is refused with a typed error — never a panic — over wide ranges that include
-//! extreme scales (σ, r up to 1e308), heavy-tailed sizes and every law.
+//! Property: any generator configuration that `generate` accepts produces finite data
+//! (features, responses, θ*, held-out samples) of the declared shapes, and any it refuses is
+//! refused with a typed error — never a panic — over wide ranges that include extreme scales
+//! (σ, r up to 1e308), heavy-tailed sizes and every law.
 
 use fedmix::synthetic::{generate_named, SETTINGS};
 use proptest::prelude::*;

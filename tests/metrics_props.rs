@@ -1,5 +1,6 @@
-//! Property tests for the assignment metrics of SPEC §6: the fast exact algorithms in
-//! `fedmix::metrics` against slow brute-force references written here.
+//! Property tests for the assignment metrics (SXY22 eq. 6's bottleneck distance, the sum
+//! assignment and the misclustering rate under the best label permutation): the fast exact
+//! algorithms in `fedmix::metrics` against slow brute-force references written here.
 //!
 //! - `bottleneck_distance` (SXY22 eq. 6, `min_π max_j ‖θ̂_{π(j)} − θ*_j‖`) vs enumeration of all
 //!   permutations (k ≤ 7) and all injective maps when estimates outnumber true models;

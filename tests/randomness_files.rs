@@ -1,6 +1,6 @@
-//! Every source of randomness can be supplied from files (validation issue #8): a run with seed
-//! A and `--export-randomness`, rerun with seed B from the exported files, is bit-identical
-//! (iterates, final models, labels, summary metrics); the export run itself is bit-identical to
+//! Every source of randomness can be supplied from files: a run with seed A and
+//! `--export-randomness`, rerun with seed B from the exported files, is bit-identical (iterates,
+//! final models, labels, summary metrics); the export run itself is bit-identical to
 //! the run without export; without the files seed B differs (so the comparison is not vacuous);
 //! an altered `anchors.json` changes the output; `fedmix validate` accepts the same flags.
 

@@ -1,4 +1,4 @@
-//! Batched replicates equal single runs bit for bit (issue 7; `src/algorithms/replicates.rs`).
+//! Batched replicates equal single runs bit for bit (`src/engine/client_pass.rs`).
 //!
 //! The property rests on [`gemm_batched`]: each entry of a product depends on its own row of
 //! the left factor and column of the right factor alone, whatever else is batched next to it. It is checked directly (both of

@@ -1,4 +1,5 @@
-//! Tests of the SXY22 two-phase algorithm (issue: two-phase algorithm).
+//! Tests of the SXY22 two-phase algorithm: Phase 1, federated moment descent (SXY22 §4.1,
+//! App. D), and Phase 2, FedX + clustering (SXY22 §4.2, App. E).
 
 use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_matrix};
 
@@ -94,8 +95,11 @@ proptest! {
         }
     }
 
-    /// SPEC §3.1: the eigenvalues of P_i lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1] (FedProx),
-    /// with γ_i = η‖φ_i‖²/n_i and s/κ_i = (1 − (1−γ_i)^s)/γ_i.
+    /// The eigenvalues of P_i (SXY22 Lemma 1) lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1]
+    /// (FedProx), with γ_i = η‖φ_i‖²/n_i and s/κ_i = (1 − (1−γ_i)^s)/γ_i: the bound
+    /// s/κ ≤ λ(P) ≤ s that the proof of SXY22 Lemma 7 (App. E.2) takes from SXY21 Lemma 3,
+    /// stated per client (γ_i in place of SXY22 §4.2's γ = max_i γ_i; FedProx is s = 1,
+    /// κ = 1 + γ).
     #[test]
     fn p_block_spectrum(seed in 0u64..1_000_000, d in 1usize..12, gamma in 0.01f64..0.99) {
         let fed = random_fed(seed, 2, d, 6, 0.1);

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """An independent numpy implementation of Phase 2 (FedAvg/FedProx + clustering) and of IFCA.
 
-Written from the project's SPEC.md (§3 for Phase 2, §5 item 4 for IFCA) and from IFCA's
-Algorithm 2 (Ghosh, Chung, Yin, Ramchandran, NeurIPS 2020), **not** translated from the Rust
-code, so that the two implementations can be compared round by round with ``fedmix validate``.
+Written from SXY22 (Su, Xu, Yang, NeurIPS 2022: §4.2, the Phase 2 pseudocode and eq. 8; Lemma 1,
+eq. 11, for its closed form) and from IFCA's Algorithm 2 (Ghosh, Chung, Yin, Ramchandran,
+NeurIPS 2020), **not** translated from the Rust code, so that the two implementations can be
+compared round by round with ``fedmix validate``.
 
-Model (SPEC §1): client ``i`` holds ``X_i`` (``n_i × d``, row ``l`` is ``φ(x_il)``) and ``y_i``
+Model (SXY22 eq. 1): client ``i`` holds ``X_i`` (``n_i × d``, row ``l`` is ``φ(x_il)``) and ``y_i``
 (``n_i``); there are ``k`` models ``θ_1..θ_k`` (stored as the rows of a ``k × d`` array).
 
-Local loss (SPEC §3, hard labels):  ``L_i(θ) = (1/(2 n_i)) ‖y_i − X_i θ‖²``,
+Local loss (SXY22 §4.2's square loss ``L(θ, λ; D_i)`` with the one-hot ``λ`` of eq. 8):
+``L_i(θ) = (1/(2 n_i)) ‖y_i − X_i θ‖²``,
 gradient ``∇L_i(θ) = (1/n_i) X_iᵀ (X_i θ − y_i)``.  IFCA's ``F_i`` is taken to be the same function
 (see "Ambiguities" below).
 
-Phase 2 (SPEC §3), one round, given ``θ = θ_{t−1}``::
+Phase 2 (SXY22 §4.2, Phase 2 pseudocode with the cluster estimate of eq. 8), one round, given
+``θ = θ_{t−1}``::
 
     every client i:  z_i = argmin_j ‖y_i − X_i θ_j‖²            (ties → lowest j)
                      θ_{i,z_i} = FedAvg: G_i^s(θ_{z_i}),  G_i(θ) = θ − (η/n_i) X_iᵀ(X_i θ − y_i)
@@ -20,7 +23,7 @@ Phase 2 (SPEC §3), one round, given ``θ = θ_{t−1}``::
                      θ_{i,j}   = θ_j  for j ≠ z_i
     PS:              θ_j ← Σ_i (n_i/N) θ_{i,j}     over ALL clients, for every j
 
-IFCA (Algorithm 2, SPEC §5 item 4), one round ``t`` with participating clients ``M_t``::
+IFCA (Ghosh et al., Algorithm 2), one round ``t`` with participating clients ``M_t``::
 
     every i ∈ M_t:   z_i = argmin_j F_i(θ_j)                       (ties → lowest j)
     option I  (gradient averaging):
@@ -31,23 +34,32 @@ IFCA (Algorithm 2, SPEC §5 item 4), one round ``t`` with participating clients 
 
 Ambiguities and the choices made here (keep in sync with README.md in this folder)
 -------------------------------------------------------------------------------
-1. **Tie-breaking of the cluster estimate.**  SPEC §3 (eq. 8) and §5.4 say "ties → lowest j";
-   IFCA's text says "ties can be broken arbitrarily" (OCR of ghosh-et-al-2020-ifca, line 281).
-   We use ``numpy.argmin`` (first minimum = lowest j).  The compared quantity is the plain sum of
-   squared residuals ``‖y_i − X_i θ_j‖²`` (computed as ``r @ r``); it has the same argmin as
-   ``F_i`` but ``F_i = ‖r‖²/(2 n_i)`` rounded can turn a strict 1-ulp difference into a tie, so
-   near-exact ties may be resolved differently by an implementation that compares ``F_i``.
+1. **Tie-breaking of the cluster estimate.**  Decision: ties go to the lowest index.  SXY22
+   eq. 8 and IFCA's Algorithm 2 (line 6) take an argmin without a tie rule, and IFCA's text
+   (§4.2) says "ties can be broken arbitrarily" (OCR of ghosh-et-al-2020-ifca, line 281); a
+   fixed rule makes the labels deterministic, so two implementations can be compared round by
+   round.  We use ``numpy.argmin`` (first minimum = lowest j).  The compared quantity is the
+   plain sum of squared residuals ``‖y_i − X_i θ_j‖²`` (computed as ``r @ r``); it has the same
+   argmin as ``F_i`` but ``F_i = ‖r‖²/(2 n_i)`` rounded can turn a strict 1-ulp difference into
+   a tie, so near-exact ties may be resolved differently by an implementation that compares
+   ``F_i``.
 2. **Scale of F_i in IFCA.**  The paper defines ``F_i`` as the empirical average of a loss ``f``;
-   for linear regression it uses the squared loss without the ``1/2``, ``f(θ; x, y) = (y − ⟨x, θ⟩)²``
-   (OCR line 368).  SPEC §5.4 fixes ``F_i(θ) = (1/(2 n_i)) ‖y_i − X_i θ‖²``, so that ``∇F_i``
-   equals Phase 2's ``∇L_i``; we use that.  (With ``f = (y − xᵀθ)²`` every gradient, hence γ, is off by a factor 2.)
+   for linear regression it uses the squared loss without the ``1/2``,
+   ``f(θ; x, y) = (y − ⟨x, θ⟩)²`` (IFCA §5.1; OCR line 368), i.e.
+   ``F_i(θ) = (1/n_i) Σ_l (y_il − x_ilᵀθ)²``.  Decision: we use
+   ``F_i(θ) = (1/(2 n_i)) ‖y_i − X_i θ‖²``, so that ``∇F_i`` equals Phase 2's ``∇L_i`` (SXY22
+   §4.2's square loss) and IFCA and Phase 2 share one loss and one gradient.  Consequence: the
+   paper's ``F_i`` is twice ours, so every gradient is halved here, and a step γ with the
+   paper's loss equals a step 2γ with ours (to reproduce a paper step γ, pass 2γ).
 3. **Normaliser of option I under partial participation.**  The OCR of Algorithm 2, line 14
    (OCR text line 262: ``Hj(.tﬂ) =gl 2 > ien, Siigis``, with the fraction's stray ``j m`` on
-   line 264) reads ``θ_j^{(t+1)} = θ_j^{(t)} − (γ/m) Σ_{i∈M_t} s_{i,j} g_i`` with ``m`` the number of machines.
-   SPEC §5.4 writes ``γ/|M_t|`` (and keeps division by ``m`` for the separate
-   ``ifca-official`` mode).  We follow SPEC: divide by ``|M_t|``, the number of participating
-   clients in that round.  With full participation (the default) the two coincide.  With
-   ``|M_t| = 0`` nothing moves.
+   line 264) reads ``θ_j^{(t+1)} = θ_j^{(t)} − (γ/m) Σ_{i∈M_t} s_{i,j} g_i`` with ``m`` the
+   number of machines.  Decision: divide by ``|M_t|``, the number of participating clients in
+   that round (fedmix's separate ``ifca-official`` mode keeps the division by ``m``).  Reason:
+   with full participation (the default, and the setting of IFCA's analysis in §5 and of its
+   experiments in §6.1) the two coincide; under partial participation ``|M_t|`` keeps the step
+   an average over the participating clients, so its size does not shrink with the
+   participation fraction.  With ``|M_t| = 0`` nothing moves.
 4. **Option II average: uniform, not weighted by n_i.**  Algorithm 2 line 15 (OCR text line 265:
    ``it — > ien, Siiti) D i, Sigy``) reads ``θ_j^{(t+1)} = Σ_{i∈M_t} s_{i,j} θ̃_i / Σ_{i∈M_t} s_{i,j}``,
    i.e. the uniform average over the clients that chose ``j``, and the text (OCR lines 293–294:
@@ -55,8 +67,9 @@ Ambiguities and the choices made here (keep in sync with README.md in this folde
    identity estimates are the same") agrees.  We use the uniform average, computed as the sum in
    client order divided by the count.  (Phase 2, in contrast, weights by ``n_i/N`` over all
    clients.)
-5. **Option II with nobody in cluster j.**  The paper's formula is 0/0; SPEC says the model stays
-   put.  We keep it.  Option I needs no rule: the sum is empty.
+5. **Option II with nobody in cluster j.**  The paper's formula is 0/0.  Decision: the model
+   stays put, since no client returned a model for it (Phase 2 likewise keeps, in exact
+   arithmetic, a model that no client chose).  Option I needs no rule: the sum is empty.
 6. **Local steps in option II.**  ``LocalUpdate(θ, γ, τ)`` (Algorithm 2 lines 18–21) is τ steps of
    (stochastic) gradient descent; we use full-batch GD on ``F_i`` with step γ (no mini-batches),
    which is what "(stochastic)" reduces to for deterministic comparison.  Option I ignores τ.
@@ -68,9 +81,10 @@ Ambiguities and the choices made here (keep in sync with README.md in this folde
    ``iterate_labels.npy`` (observed from its output with ``participation=0.5``: 0 mismatches in
    20 rounds × 60 clients, both options).  ``mask_nonparticipants=True`` (CLI
    ``--mask-nonparticipants``) records ``-1`` instead.
-8. **Restarts** (SPEC §5.4: R random restarts, report the lowest final training loss): this module
-   runs one trajectory from the given ``theta0``; compare against a reference run with one restart
-   and the same ``--init``.
+8. **Restarts** (IFCA §6: random initialisation with a few restarts; fedmix runs R random
+   restarts and reports the one with the lowest final training loss, since a user cannot select
+   by distance to the unknown θ*): this module runs one trajectory from the given ``theta0``;
+   compare against a reference run with one restart and the same ``--init``.
 9. **Phase 2 aggregation is taken literally**: ``θ_j ← Σ_i (n_i/N) θ_{i,j}`` summed over all ``M``
    clients in client order, including the unchanged copies ``θ_{i,j} = θ_j`` of clients that did
    not pick ``j``.  This equals ``θ_j + Σ_{i: z_i=j} (n_i/N)(θ_{i,j} − θ_j)`` in exact arithmetic;
@@ -279,7 +293,7 @@ def _cast(X_list, y_list, theta0, dtype):
 
 
 # --------------------------------------------------------------------------------------------
-# Phase 2 (SPEC §3)
+# Phase 2 (SXY22 §4.2)
 # --------------------------------------------------------------------------------------------
 
 
@@ -294,7 +308,7 @@ def phase2(
     dtype=np.float64,
     deliberately_wrong: Optional[str] = None,
 ):
-    """Phase 2 of SXY22 (FedAvg/FedProx with hard clustering), SPEC §3.
+    """Phase 2 of SXY22 (FedAvg/FedProx with hard clustering; SXY22 §4.2).
 
     Returns ``(iterates, labels)``: ``iterates`` is ``rounds × k × d`` (models after each round,
     float64) and ``labels`` is ``rounds × M`` int64 (the cluster each client picked in the round).
@@ -349,7 +363,7 @@ def phase2(
 
 
 # --------------------------------------------------------------------------------------------
-# IFCA (Algorithm 2 of Ghosh et al. 2020, SPEC §5 item 4)
+# IFCA (Algorithm 2 of Ghosh et al. 2020)
 # --------------------------------------------------------------------------------------------
 
 

@@ -6,8 +6,11 @@ fedmix's seeded settings (its random numbers come from numpy, not from fedmix's 
 the manifest therefore describes external data (``setting``/``seed``/``parameters`` null), which
 ``fedmix run --data`` accepts as well.
 
-Model (SPEC §1): ``z_i`` uniform on ``0..k-1``, ``θ*_j ~ N(0, I_d/d)``, ``x ~ N(0, I_d)``,
-``y = xᵀθ*_{z_i} + σ N(0, 1)``; client sizes ``n_i`` uniform on ``[n_min, n_max]``.
+Model (SXY22 eq. 1 with identity features): ``z_i`` uniform on ``0..k-1``,
+``θ*_j ~ N(0, I_d/d)``, ``x ~ N(0, I_d)``, ``y = xᵀθ*_{z_i} + σ N(0, 1)``; client sizes ``n_i``
+uniform on ``[n_min, n_max]``.  The ``1/√d`` scale of θ* is a choice (it makes ``‖θ*_j‖ ≈ 1``):
+SXY22 App. C draws θ* from a scaled ``N(0, 1)`` whose scale factor is illegible in the extracted
+text; fedmix's ``sxy-*`` settings make the same choice.
 
 Usage::
 

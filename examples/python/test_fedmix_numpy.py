@@ -74,7 +74,8 @@ def test_phase2_k1_s1_is_full_batch_gd():
 
 
 def test_phase2_lemma1_closed_form():
-    """One Phase 2 round equals SPEC eq. 11: θ_j ← θ_j − (η/N) Σ_{i: z_i=j} X_iᵀ P_i (X_iθ_j − y_i),
+    """One Phase 2 round equals SXY22 eq. 11 (Lemma 1):
+    θ_j ← θ_j − (η/N) Σ_{i: z_i=j} X_iᵀ P_i (X_iθ_j − y_i),
     P_i = Σ_{l<s} (I − η X_iX_iᵀ/n_i)^l (FedAvg) or (I + η X_iX_iᵀ/n_i)⁻¹ (FedProx)."""
     Xl, yl, labels, ts = toy(k=3, d=5, clients=24, n_min=3, n_max=12, seed=5)
     th0 = warm_start(ts, seed=9)

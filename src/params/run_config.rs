@@ -5,6 +5,7 @@
 use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
+use super::kind::AlgorithmKind;
 use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use super::phase2::{LocalSolver, Phase2Params};
 use crate::error::{FedmixError, Result};
@@ -234,7 +235,191 @@ fn toml_value(v: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(v.to_string()))
 }
 
+/// Keys of SXY22 Phase 2's step (§4.2): `η` or its γ rule, `s`, the local solver, rounds.
+const PHASE2_KEYS: &[&str] = &["eta", "eta_gamma", "local_steps", "local_solver", "rounds"];
+
+/// Keys of SXY22 Phase 1 (§4.1, App. C).
+const PHASE1_KEYS: &[&str] = &[
+    "phase1_variant",
+    "phase1_iterations",
+    "anchors",
+    "anchor_min_samples",
+    "epsilon",
+    "separation",
+    "alpha",
+    "beta",
+    "pairing",
+    "subspace",
+    "t1",
+    "t2",
+    "m",
+    "ell",
+];
+
+/// The run keys algorithm `kind` reads (every other key would be silently ignored by it).
+pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
+    let own: &[&str] = match kind {
+        AlgorithmKind::TwoPhase => &["init_scale", "k"],
+        AlgorithmKind::Phase2 => &["init_scale", "k"],
+        AlgorithmKind::Oracle => &["k"],
+        AlgorithmKind::Ifca => &[
+            "ifca_option",
+            "ifca_init",
+            "init_scale",
+            "participation",
+            "replicate_batch",
+            "k",
+            "restarts",
+        ],
+        AlgorithmKind::IfcaOfficial => &[
+            "ifca_official_inits",
+            "ifca_official_lrs",
+            "ifca_official_iterations",
+            "ifca_official_sigma",
+            "ifca_official_offset",
+            "replicate_batch",
+            "k",
+        ],
+        AlgorithmKind::Fedavg => &["init_scale", "participation"],
+        AlgorithmKind::Local => &["local_ridge"],
+        AlgorithmKind::OneShot => &["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
+        AlgorithmKind::OracleLabels => &[],
+        // SR-FCA's TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm 4); it has its own rounds.
+        AlgorithmKind::SrFca => &[
+            "eta",
+            "eta_gamma",
+            "srfca_lambda",
+            "srfca_lambda_quantile",
+            "srfca_size",
+            "srfca_beta",
+            "srfca_refine_steps",
+            "srfca_local_iterations",
+            "srfca_refine_rounds",
+            "srfca_dist",
+            "srfca_diameter",
+        ],
+        AlgorithmKind::Cfl => &[
+            "init_scale",
+            "cfl_eps1",
+            "cfl_eps2",
+            "cfl_gamma_max",
+            "cfl_warmup_rounds",
+        ],
+    };
+    let phase2: &[&str] = match kind {
+        AlgorithmKind::Local | AlgorithmKind::IfcaOfficial | AlgorithmKind::SrFca => &[],
+        _ => PHASE2_KEYS,
+    };
+    let phase1: &[&str] = match kind {
+        AlgorithmKind::TwoPhase => PHASE1_KEYS,
+        _ => &[],
+    };
+    phase2.iter().chain(phase1).chain(own).copied().collect()
+}
+
+/// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming the key.
+pub fn check_applicable<'a>(
+    kind: AlgorithmKind,
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    let ok = keys_of(kind);
+    for key in keys {
+        if !ok.contains(&key) && RunConfig::KEYS.contains(&key) {
+            let mut list = ok.clone();
+            list.sort_unstable();
+            return Err(FedmixError::invalid(
+                key,
+                "(given)",
+                format!(
+                    "algorithm `{kind}` does not use it (its keys: {})",
+                    if list.is_empty() {
+                        "none".to_string()
+                    } else {
+                        list.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl RunConfig {
+    /// Every key, in declaration order (the fields of this struct; `tests` check they agree).
+    pub const KEYS: &'static [&'static str] = &[
+        "eta",
+        "eta_gamma",
+        "local_steps",
+        "local_solver",
+        "rounds",
+        "phase1_variant",
+        "phase1_iterations",
+        "anchors",
+        "anchor_min_samples",
+        "epsilon",
+        "separation",
+        "alpha",
+        "beta",
+        "pairing",
+        "subspace",
+        "t1",
+        "t2",
+        "m",
+        "ell",
+        "init_scale",
+        "k",
+        "restarts",
+        "participation",
+        "replicate_batch",
+        "ifca_option",
+        "ifca_init",
+        "ifca_official_inits",
+        "ifca_official_lrs",
+        "ifca_official_iterations",
+        "ifca_official_sigma",
+        "ifca_official_offset",
+        "local_ridge",
+        "kmeans_inits",
+        "kmeans_max_iter",
+        "srfca_lambda",
+        "srfca_lambda_quantile",
+        "srfca_size",
+        "srfca_beta",
+        "srfca_refine_steps",
+        "srfca_local_iterations",
+        "srfca_refine_rounds",
+        "srfca_dist",
+        "srfca_diameter",
+        "cfl_eps1",
+        "cfl_eps2",
+        "cfl_gamma_max",
+        "cfl_warmup_rounds",
+    ];
+
+    /// [`RunConfig::from_sources`] for algorithm `kind`: a key it does not read is refused
+    /// ([`check_applicable`]) instead of being silently ignored.
+    ///
+    /// # Errors
+    /// As [`RunConfig::from_sources`]; [`FedmixError::InvalidParameter`] for an inapplicable key.
+    pub fn from_sources_for(
+        kind: AlgorithmKind,
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        let cfg = Self::from_sources(toml_text, sets)?;
+        let mut keys: Vec<String> = sets.iter().map(|(k, _)| k.clone()).collect();
+        if let Some((_, text)) = toml_text {
+            if let Ok(t) = toml::from_str::<toml::Table>(text) {
+                keys.extend(t.keys().cloned());
+            }
+        }
+        check_applicable(kind, keys.iter().map(String::as_str))?;
+        Ok(cfg)
+    }
+
     /// Build from an optional TOML text and `key=value` overrides (overrides win).
     ///
     /// # Errors

@@ -346,6 +346,50 @@ impl Experiment {
                 ));
             }
         }
+        // A key a series' algorithm does not read would be silently ignored: refuse it. Keys
+        // shared by every series (the experiment's, the profile's, a variant's, the axis) must
+        // be read by at least one of them.
+        for s in &self.series {
+            fedmix::params::check_applicable(s.algorithm, s.config.keys().map(String::as_str))
+                .map_err(|e| match e {
+                    FedmixError::InvalidParameter { name, reason, .. } => {
+                        FedmixError::invalid(&name, format!("series `{}`", s.label), reason)
+                    }
+                    other => other,
+                })?;
+        }
+        let shared = self
+            .config
+            .keys()
+            .chain(self.profiles.values().flat_map(|p| p.config.keys()))
+            .chain(self.variants.iter().flat_map(|v| v.config.keys()))
+            .chain(
+                self.axis
+                    .iter()
+                    .filter(|a| a.target == Target::Config)
+                    .map(|a| &a.parameter),
+            );
+        for key in shared {
+            let read = self
+                .series
+                .iter()
+                .any(|s| fedmix::params::check_applicable(s.algorithm, [key.as_str()]).is_ok());
+            if !read {
+                return Err(FedmixError::invalid(
+                    key,
+                    "(shared config)",
+                    format!(
+                        "no series of experiment `{}` reads it (algorithms: {})",
+                        self.name,
+                        self.series
+                            .iter()
+                            .map(|s| s.algorithm.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
         for f in &self.figures {
             for l in f.series.iter().flatten() {
                 if !labels.contains(&l.as_str()) {
