@@ -317,22 +317,23 @@ pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
     phase2.iter().chain(phase1).chain(own).copied().collect()
 }
 
-/// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys.
+/// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys (unknown keys
+/// pass here; [`RunConfig::from_sources`] refuses them).
 ///
 /// # Errors
-/// [`FedmixError::InvalidParameter`] naming the key.
+/// [`FedmixError::InvalidParameter`] naming the first such key, with the value given for it.
 pub fn check_applicable<'a>(
     kind: AlgorithmKind,
-    keys: impl IntoIterator<Item = &'a str>,
+    keys: impl IntoIterator<Item = (&'a str, String)>,
 ) -> Result<()> {
     let ok = keys_of(kind);
-    for key in keys {
+    for (key, value) in keys {
         if !ok.contains(&key) && RunConfig::KEYS.contains(&key) {
             let mut list = ok.clone();
             list.sort_unstable();
             return Err(FedmixError::invalid(
                 key,
-                "(given)",
+                value,
                 format!(
                     "algorithm `{kind}` does not use it (its keys: {})",
                     if list.is_empty() {
@@ -410,13 +411,13 @@ impl RunConfig {
         sets: &[(String, String)],
     ) -> Result<Self> {
         let cfg = Self::from_sources(toml_text, sets)?;
-        let mut keys: Vec<String> = sets.iter().map(|(k, _)| k.clone()).collect();
-        if let Some((_, text)) = toml_text {
-            if let Ok(t) = toml::from_str::<toml::Table>(text) {
-                keys.extend(t.keys().cloned());
-            }
+        let mut keys: Vec<(&str, String)> = Vec::new();
+        let table = toml_text.and_then(|(_, text)| toml::from_str::<toml::Table>(text).ok());
+        if let Some(t) = &table {
+            keys.extend(t.iter().map(|(k, v)| (k.as_str(), v.to_string())));
         }
-        check_applicable(kind, keys.iter().map(String::as_str))?;
+        keys.extend(sets.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        check_applicable(kind, keys)?;
         Ok(cfg)
     }
 

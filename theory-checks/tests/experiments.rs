@@ -244,6 +244,20 @@ fn malformed_experiment_files_get_one_line_errors() {
             ),
         ),
         ("zero seeds", base.replace("seeds = 2", "seeds = 0")),
+        (
+            "a series key its algorithm does not read",
+            base.replace(
+                "algorithm = \"ifca\"",
+                "algorithm = \"ifca\"\nconfig = { anchors = 5 }",
+            ),
+        ),
+        (
+            "a shared key no series reads",
+            base.replace(
+                "config = { rounds = 150 }",
+                "config = { rounds = 150, kmeans_inits = 3 }",
+            ),
+        ),
     ];
     for (what, text) in cases {
         let f = d.join("bad.toml");
@@ -313,4 +327,28 @@ fn only_names_are_checked_and_partial_runs_keep_the_index() {
     }
     assert!(out_dir.join("lemma1_global_iteration.json").exists());
     let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// Every committed experiment file plans under each of its profiles (unknown or inapplicable
+/// keys, bad values and dangling figure series would be refused here, not hours into a sweep).
+#[test]
+fn every_committed_experiment_plans_under_each_profile() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 9, "{files:?}");
+    for f in files {
+        let e = theory_checks::experiment::Experiment::from_file(&f)
+            .unwrap_or_else(|err| panic!("{}: {err}", f.display()));
+        for profile in e.profiles.keys() {
+            let plan = e
+                .plan(profile)
+                .unwrap_or_else(|err| panic!("{} ({profile}): {err}", f.display()));
+            assert!(!plan.cells.is_empty(), "{} ({profile})", f.display());
+        }
+    }
 }

@@ -350,13 +350,20 @@ impl Experiment {
         // shared by every series (the experiment's, the profile's, a variant's, the axis) must
         // be read by at least one of them.
         for s in &self.series {
-            fedmix::params::check_applicable(s.algorithm, s.config.keys().map(String::as_str))
-                .map_err(|e| match e {
-                    FedmixError::InvalidParameter { name, reason, .. } => {
-                        FedmixError::invalid(&name, format!("series `{}`", s.label), reason)
-                    }
-                    other => other,
-                })?;
+            fedmix::params::check_applicable(
+                s.algorithm,
+                s.config.iter().map(|(k, v)| (k.as_str(), v.to_string())),
+            )
+            .map_err(|e| match e {
+                FedmixError::InvalidParameter {
+                    name,
+                    value,
+                    reason,
+                } => {
+                    FedmixError::invalid(&name, value, format!("in series `{}`: {reason}", s.label))
+                }
+                other => other,
+            })?;
         }
         let shared = self
             .config
@@ -370,14 +377,16 @@ impl Experiment {
                     .map(|a| &a.parameter),
             );
         for key in shared {
-            let read = self
-                .series
-                .iter()
-                .any(|s| fedmix::params::check_applicable(s.algorithm, [key.as_str()]).is_ok());
+            // (An unknown key is left to the configuration parser's own error.)
+            let read = !RunConfig::KEYS.contains(&key.as_str())
+                || self
+                    .series
+                    .iter()
+                    .any(|s| fedmix::params::keys_of(s.algorithm).contains(&key.as_str()));
             if !read {
                 return Err(FedmixError::invalid(
                     key,
-                    "(shared config)",
+                    "(a shared setting)",
                     format!(
                         "no series of experiment `{}` reads it (algorithms: {})",
                         self.name,
