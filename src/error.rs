@@ -77,6 +77,17 @@ pub enum FedmixError {
         /// Comma-separated list of valid names.
         known: String,
     },
+    /// Unknown run-configuration key (`--set`, `--config`, experiment files), with the nearest
+    /// key or the place the key belongs.
+    #[error("unknown key `{name}` in {origin}: {hint}")]
+    UnknownKey {
+        /// The key given.
+        name: String,
+        /// Where it was given (`--set`, a file).
+        origin: String,
+        /// What to do instead.
+        hint: String,
+    },
     /// Unknown parameter name for a setting or algorithm.
     #[error("unknown parameter `{name}` for {owner}; known parameters: {known}")]
     UnknownParameter {

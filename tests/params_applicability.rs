@@ -174,3 +174,34 @@ fn an_inapplicable_key_is_refused_with_the_algorithm_and_its_keys() {
             .is_ok()
     );
 }
+
+#[test]
+fn an_unknown_key_gets_the_nearest_key_or_where_it_belongs() {
+    let msg = |k: &str| {
+        RunConfig::from_sources(None, &sets(&[(k, "3")]))
+            .unwrap_err()
+            .to_string()
+    };
+    let m = msg("local_step");
+    assert!(
+        m.contains("unknown key `local_step`") && m.contains("did you mean `local_steps`?"),
+        "{m}"
+    );
+    assert!(msg("restart").contains("did you mean `restarts`?"));
+    assert!(msg("ifca_optoin").contains("did you mean `ifca_option`?"));
+    let m = msg("sigma");
+    assert!(
+        m.contains("data parameter") && m.contains("--setting"),
+        "{m}"
+    );
+    let m = msg("zzz");
+    assert!(m.contains("the run keys are eta, eta_gamma"), "{m}");
+    let text = "rounds = 3\nlocal_step = 2\n";
+    let m = RunConfig::from_sources(Some((std::path::Path::new("c.toml"), text)), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("in c.toml") && m.contains("`local_steps`"),
+        "{m}"
+    );
+}

@@ -348,6 +348,59 @@ pub fn check_applicable<'a>(
     Ok(())
 }
 
+/// Edit distance between two keys (Levenshtein, on chars).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The error for a key that is not a run key: the nearest run key when one is close, or the
+/// place a data parameter belongs.
+pub fn unknown_key(name: &str, origin: &str) -> FedmixError {
+    let data = crate::synthetic::PARAMETERS.iter().any(|(p, _)| *p == name);
+    let nearest = RunConfig::KEYS
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .min()
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
+    let hint = if data {
+        format!(
+            "`{name}` is a data parameter, not a run key: give it with `--setting NAME --set \
+             {name}=…` or to `fedmix generate` (a dataset read with --data is fixed)"
+        )
+    } else if let Some((_, k)) = nearest {
+        format!("did you mean `{k}`?")
+    } else {
+        format!("the run keys are {}", RunConfig::KEYS.join(", "))
+    };
+    FedmixError::UnknownKey {
+        name: name.to_string(),
+        origin: origin.to_string(),
+        hint,
+    }
+}
+
+/// Refuse the first key of `keys` that is not a run key ([`unknown_key`]).
+///
+/// # Errors
+/// [`FedmixError::UnknownKey`].
+pub fn check_known<'a>(keys: impl IntoIterator<Item = &'a str>, origin: &str) -> Result<()> {
+    match keys.into_iter().find(|k| !RunConfig::KEYS.contains(k)) {
+        Some(k) => Err(unknown_key(k, origin)),
+        None => Ok(()),
+    }
+}
+
 impl RunConfig {
     /// Every key, in declaration order (the fields of this struct; `tests` check they agree).
     pub const KEYS: &'static [&'static str] = &[
@@ -441,6 +494,11 @@ impl RunConfig {
             })?,
             None => toml::Table::new(),
         };
+        check_known(
+            table.keys().map(String::as_str),
+            &origin.display().to_string(),
+        )?;
+        check_known(sets.iter().map(|(k, _)| k.as_str()), "--set")?;
         for (k, v) in sets {
             table.insert(k.clone(), toml_value(v));
         }

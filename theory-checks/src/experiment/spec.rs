@@ -280,6 +280,7 @@ fn value_number(v: &toml::Value, what: &str) -> Result<f64> {
 fn config_from(tables: &[&toml::Table]) -> Result<RunConfig> {
     let mut t = toml::Table::new();
     for table in tables {
+        fedmix::params::check_known(table.keys().map(String::as_str), "an experiment's config")?;
         for (k, v) in table.iter() {
             t.insert(k.clone(), v.clone());
         }
