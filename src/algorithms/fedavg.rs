@@ -1,6 +1,6 @@
 //! Vanilla FedAvg (McMahan et al. 2017; SXY22 App. C baseline (1)): one global model, every
 //! participating client runs the shared local solver
-//! ([`local_update`](super::fedx_clustering::local_update):
+//! ([`local_update`](crate::engine::local_update::local_update):
 //! `s` GD steps, or FedProx's proximal step — Li et al. 2020 — as its local-solver option) and
 //! the PS averages the returned models with weights `n_i / Σ_{i'∈M_t} n_i'`
 //! ([`aggregate_weighted`]). With full participation this is exactly `θ ← Σ_i (n_i/N) θ_i`.

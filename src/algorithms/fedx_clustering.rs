@@ -36,7 +36,7 @@ use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::DMatrix;
 
 /// The general model-averaging step: `θ_j ← θ_j + Σ_{i: labels[i] = Some(j)} w_i Δθ_i`, with
-/// `Δθ_i` client `i`'s [`client_update`] from `θ_j` and `w_i = weights[i]`. Clients labelled
+/// `Δθ_i` client `i`'s [`crate::engine::local_update::client_update`] from `θ_j` and `w_i = weights[i]`. Clients labelled
 /// `None` do not take part; a model no client chose is returned unchanged (bit for bit).
 ///
 /// With `w_i = n_i/N` and every client labelled this is SXY22 Phase 2's aggregation

@@ -5,14 +5,14 @@
 //! - [`fedx_clustering`]: SXY22 Phase 2 (FedAvg/FedProx + clustering, Algorithm 2).
 //! - [`lemma1`]: SXY22 Lemma 1 closed form (eq. 11/12).
 //! - [`two_phase`]: the full pipeline and the `Algorithm` implementations.
-//! - [`replicates`]: the one client pass every round is made of, batched over replicates
+//! - [`crate::engine::client_pass`]: the one client pass every round is made of, batched over replicates
 //!   (restarts, learning-rate grids, several runs over the same data) — identical results.
 //!
 //! Baselines (those of SXY22 App. C, IFCA §6 and SR-FCA §5): [`ifca`] (IFCA Algorithm 2,
 //! options I/II, and the official-code mode), [`fedavg`] (vanilla FedAvg/FedProx), [`local`]
 //! (per-client least squares / ridge), [`one_shot`] (local ERM + [`kmeans`] + FedAvg in
 //! clusters), [`oracle_labels`], [`sr_fca`] (SRFCA Algorithms 1–4), [`cfl`] (Sattler et al.),
-//! with [`participation`] sampling.
+//! with [`crate::engine::participation`] sampling.
 
 pub mod cfl;
 pub mod fedavg;

@@ -6,7 +6,7 @@
 //!
 //! Every round of every model-averaging algorithm of the crate is [`batched_sums`] followed by a
 //! parameter-server update; a single run is the same call with one replicate. For client `i`
-//! with block `φ_i` (`n_i × d`, [`Federation::x_t`]) and the models of `B` replicates stacked as
+//! with block `φ_i` (`n_i × d`, `Federation::x_t`) and the models of `B` replicates stacked as
 //! `Θ = [Θ_1 … Θ_B]` (`d × Σ_b k_b`):
 //!
 //! 1. `P = Θᵀ φ_iᵀ` (`Σ k_b × n_i`): every replicate's `k` predictions, computed by one GEMM for

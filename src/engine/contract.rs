@@ -55,7 +55,7 @@ pub trait WithRandomness: Algorithm {
     /// Run, taking from `given` what it supplies and drawing the rest from `seed`.
     ///
     /// # Errors
-    /// As the algorithm; [`FedmixError::InvalidRandomness`] for a supplied value that does not
+    /// As the algorithm; [`crate::error::FedmixError::InvalidRandomness`] for a supplied value that does not
     /// fit the run.
     fn run_with(
         &self,

@@ -95,7 +95,7 @@ pub fn client_gradient(fed: &Federation, i: usize, theta: &DVector<f64>) -> DVec
 /// Client `i`'s cluster choice `ĵ = argmin_j F_i(θ_j)` (eq. 8, ties → lowest `j`) and
 /// `∇F_i(θ_ĵ)`, from one pass over its data: the predictions `φ_iΘ` for all models give the
 /// losses, and the chosen model's residual is reused for the gradient `φ_iᵀ r / n_i` (while the
-/// client's block is still in cache). Same values as [`assign_clusters`] + [`client_gradient`]
+/// client's block is still in cache). Same values as the eq. 8 assignment followed by [`client_gradient`]
 /// up to rounding.
 pub fn choice_and_gradient(
     fed: &Federation,

@@ -1,4 +1,4 @@
-//! Run records: the per-round trace, the communication ledger, and the [`Algorithm`] trait
+//! Run records: the per-round trace, the communication ledger, and the [`crate::engine::contract::Algorithm`] trait
 //! that is the single boundary between the shared machinery and the algorithms.
 
 use crate::error::{FedmixError, Result};
@@ -133,7 +133,7 @@ impl Recorder {
     }
 
     /// Record a Phase 2 style round: models `theta` (`d × K̂`) and the labels clients chose
-    /// ([`UNASSIGNED`] for a client outside every cluster). The distance is eq. 6 when
+    /// ([`crate::metrics::UNASSIGNED`] for a client outside every cluster). The distance is eq. 6 when
     /// `K̂ ≥ k` (empty otherwise); misclustering uses the best permutation when `K̂ = k` and
     /// every client is assigned, SRFCA Def. 3.1 majority labels otherwise
     /// ([`metrics::label_quality`]).
@@ -187,7 +187,7 @@ impl Recorder {
 
     /// [`Recorder::model_round`] with the training loss at `theta` computed by the caller
     /// (batched runs compute the losses of all their replicates in one pass; the value must be
-    /// [`metrics::training_loss`]`(fed, theta)`, which the batched pass reproduces bit for bit).
+    /// [`crate::engine::client_pass::training_loss`]`(fed, theta)`, which the batched pass reproduces bit for bit).
     /// Ignored by a quiet recorder.
     pub fn model_round_with_loss(
         &mut self,

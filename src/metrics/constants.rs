@@ -30,7 +30,7 @@ pub fn client_curvature(fed: &Federation, client: usize) -> f64 {
     lmax / fed.n(client) as f64
 }
 
-/// `γ = η max_i ‖φ(x_i)‖₂² / n_i` [SXY21], with the client attaining the max.
+/// `γ = η max_i ‖φ(x_i)‖₂² / n_i` (SXY21), with the client attaining the max.
 pub fn gamma(fed: &Federation, eta: f64) -> (f64, usize) {
     let curv: Vec<f64> = (0..fed.num_clients())
         .map(|i| client_curvature(fed, i))
@@ -59,7 +59,7 @@ pub fn checked_gamma(fed: &Federation, eta: f64) -> Result<f64> {
     Ok(g)
 }
 
-/// `κ = sγ / (1 − (1−γ)^s)` for FedAvg with `s` local steps [SXY21] (→ 1 as γ → 0).
+/// `κ = sγ / (1 − (1−γ)^s)` for FedAvg with `s` local steps (SXY21) (→ 1 as γ → 0).
 pub fn kappa_fedavg(gamma: f64, s: usize) -> f64 {
     let s_f = s as f64;
     // 1 − (1−γ)^s without cancellation for small γ.
@@ -71,7 +71,7 @@ pub fn kappa_fedavg(gamma: f64, s: usize) -> f64 {
     }
 }
 
-/// `κ = 1 + γ` for FedProx [SXY21].
+/// `κ = 1 + γ` for FedProx (SXY21).
 pub fn kappa_fedprox(gamma: f64) -> f64 {
     1.0 + gamma
 }

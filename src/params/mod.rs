@@ -4,12 +4,14 @@
 //! naming the key.
 
 pub mod baselines;
+pub mod keys;
 pub mod kind;
 pub mod phase1;
 pub mod phase2;
 pub mod run_config;
 
 pub use baselines::*;
+pub use keys::{check_applicable, check_known, keys_of, unknown_key, KEYS};
 pub use kind::AlgorithmKind;
 pub use phase1::*;
 pub use phase2::*;

@@ -387,11 +387,11 @@ pub(super) fn power_start_at(
 
 /// Every random draw Phase 1 would make (anchors and client sets, `Q₀` when the orthogonal
 /// iteration runs, power-iteration starts), taking what `given` supplies as is: what
-/// `--export-randomness` writes. [`run_fedmd_with`] fed this result reproduces
-/// [`run_fedmd_with`] fed `given` bit for bit.
+/// `--export-randomness` writes. [`super::run_fedmd_with`] fed this result reproduces
+/// [`super::run_fedmd_with`] fed `given` bit for bit.
 ///
 /// # Errors
-/// As [`run_fedmd_with`]'s parameter and plan checks.
+/// As [`super::run_fedmd_with`]'s parameter and plan checks.
 pub fn phase1_randomness(
     fed: &Federation,
     p: &FedMdParams,
@@ -453,7 +453,7 @@ pub fn phase1_randomness(
     })
 }
 
-/// Parameter checks shared by [`run_fedmd_with`] and [`phase1_randomness`].
+/// Parameter checks shared by [`super::run_fedmd_with`] and [`phase1_randomness`].
 pub(super) fn precheck(fed: &Federation, p: &FedMdParams) -> Result<()> {
     p.check()?;
     if p.k > fed.d() {

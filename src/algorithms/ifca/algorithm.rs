@@ -54,7 +54,7 @@ impl IfcaParams {
     /// Resolve and validate against a federation.
     ///
     /// # Errors
-    /// Range errors ([`check_config`]), k unknown or `k > M`, option II with `γ ≥ 1`
+    /// Range errors ([`crate::params::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
     pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
         check_ifca(cfg)?;

@@ -11,7 +11,7 @@
 //!   under full participation (IFCA §6.1's experiments), and with partial participation the
 //!   step does not shrink by the participation fraction;
 //! - option II, model averaging (lines 11, 15, 18–21): runs `τ` local GD steps from `θ_ĵ` (the
-//!   shared local solver [`local_update`](super::fedx_clustering::local_update), FedProx as an
+//!   shared local solver [`local_update`](crate::engine::local_update::local_update), FedProx as an
 //!   extension) and sends the model; the PS
 //!   sets `θ_j ← Σ_i s_ij θ̃_i / Σ_i s_ij`.
 //!
@@ -38,7 +38,7 @@
 //! - Decision: initial models given with `--init` are restart 0's start; restarts `1..R` stay
 //!   random (so an oracle start can be compared with random restarts in one run).
 //! - Decision: restart `r` draws its init from `stream(seed, Init, r)` and its participants from
-//!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](super::participation)). Both can
+//!   `stream(seed, Sampling, r·2²⁴ + t)` ([`participation`](crate::engine::participation)). Both can
 //!   be supplied from files instead (`--init` with `restarts × k × d`, `--participation`;
 //!   [`crate::engine::randomness`]).
 //!

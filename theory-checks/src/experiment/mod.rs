@@ -4,7 +4,7 @@
 //! profile and the figures to draw. The runner splits it into independent **cells** — one per
 //! axis value × variant × data seed; a cell generates its data once and runs every series on
 //! it — and writes each cell's result atomically to `OUT/cells/<id>.json`. A shard `i/n` runs
-//! the cells whose index is `i − 1 (mod n)`; `resume` skips cells already on disk; [`merge`]
+//! the cells whose index is `i − 1 (mod n)`; `resume` skips cells already on disk; [`merge()`]
 //! assembles the figure data from whatever cells exist. A cell's file depends only on its
 //! specification (no wall times inside), so one process, many shards, or a killed-and-resumed
 //! run give byte-identical merged results.
@@ -14,7 +14,7 @@
 //! path equals [`fedmix::algorithms::two_phase::TwoPhase`] bit for bit).
 //!
 //! Files: [`spec`] (the TOML definition, profiles, cells and plans), [`cells`] (running and
-//! storing cells, shards, resume), [`merge`] (figure data from the cells present).
+//! storing cells, shards, resume), [`mod@merge`] (figure data from the cells present).
 
 pub mod cells;
 pub mod merge;
