@@ -132,8 +132,8 @@ enum Command {
         /// Setting name (see `fedmix settings`).
         #[arg(long)]
         setting: String,
-        /// Master seed.
-        #[arg(long)]
+        /// Master seed (default 0, as for `run` and `validate`).
+        #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Override a parameter: `--set key=value` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -155,9 +155,10 @@ enum Command {
         /// Dataset directory.
         #[arg(long)]
         data: PathBuf,
-        /// Step size η for γ = η max_i ‖φ_i‖²/n_i.
-        #[arg(long, default_value_t = 0.01)]
-        eta: f64,
+        /// Step size η for γ = η max_i ‖φ_i‖²/n_i; default: the step `fedmix run` takes by
+        /// default (`eta_gamma` = 0.8, i.e. η = 0.8 / max_i ‖φ_i‖²/n_i).
+        #[arg(long)]
+        eta: Option<f64>,
     },
 }
 
@@ -238,9 +239,16 @@ fn settings() -> Result<()> {
     Ok(())
 }
 
-fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
+fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
     let ds = read_dataset(dir)?;
     let fed = &ds.train;
+    let (eta, which) = match eta {
+        Some(e) => (e, "--eta"),
+        None => (
+            fedmix::params::RunConfig::default().phase2(fed).eta,
+            "the run's default step",
+        ),
+    };
     let sizes = fed.sizes();
     let m = &ds.manifest;
     say!("dataset      {}", dir.display());
@@ -270,7 +278,7 @@ fn describe(dir: &std::path::Path, eta: f64) -> Result<()> {
     say!("chi2(n)      {:.6}", metrics::chi2(&sizes));
     let (g, client) = metrics::gamma(fed, eta);
     say!(
-        "gamma        {g:.6} at eta = {eta} (client {client}; eta < {:.6e} keeps gamma < 1)",
+        "gamma        {g:.6} at eta = {eta:.6e}, {which} (client {client}; eta < {:.6e} keeps gamma < 1)",
         eta / g
     );
     if let (Some(labels), Some(k)) = (fed.labels(), fed.k()) {
@@ -406,10 +414,20 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
             "parameters": ds.manifest.parameters,
         }),
     );
-    summary.insert(
-        "config".into(),
-        serde_json::to_value(&cfg).unwrap_or_default(),
-    );
+    // The step actually taken: `eta` is `null` in the configuration when the default rule
+    // (`eta_gamma / max_i ‖φ_i‖²/n_i`) set it; record the value and where it came from.
+    let mut config = serde_json::to_value(&cfg).unwrap_or_default();
+    if let Some(c) = config.as_object_mut() {
+        let reads_eta = fedmix::params::keys_of(alg.kind()).contains(&"eta");
+        if reads_eta && cfg.eta.is_none() {
+            c.insert("eta".into(), serde_json::json!(p2.eta));
+            c.insert(
+                "eta_from".into(),
+                serde_json::json!("the default rule eta_gamma / max_i |phi_i|^2/n_i"),
+            );
+        }
+    }
+    summary.insert("config".into(), config);
     summary.insert(
         "init_file".into(),
         serde_json::json!(args_src.init.as_ref().map(|p| p.display().to_string())),
@@ -439,12 +457,8 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     );
     fedmix::output::write_run(&args.out, &ds.train, &out, &rec, summary)?;
     let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
-    say!(
-        "{} finished: {} rounds, final {}",
-        alg.name(),
-        rec.rows.len(),
-        fin
-    );
+    say!("{} finished: {} rounds", alg.name(), rec.rows.len());
+    say!("{}", fedmix::output::final_lines(&fin));
     say!("wrote {}", args.out.display());
     if let Some((dir, files)) = &exported {
         match files.is_empty() {

@@ -221,3 +221,24 @@ pub fn check_fresh_output(dir: &Path, force: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// [`final_metrics`] as aligned `name  value` lines for a terminal: numbers with six
+/// significant digits, lists and objects as compact JSON, absent values omitted.
+pub fn final_lines(fin: &Value) -> String {
+    let Some(map) = fin.as_object() else {
+        return fin.to_string();
+    };
+    let width = map.keys().map(String::len).max().unwrap_or(0);
+    map.iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| {
+            let shown = match v {
+                Value::Number(n) if n.is_f64() => format!("{:.6e}", n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("  {k:<width$}  {shown}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
