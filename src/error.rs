@@ -77,6 +77,17 @@ pub enum FedmixError {
         /// Comma-separated list of valid names.
         known: String,
     },
+    /// A candidate trajectory with another number of rounds than the reference run.
+    #[error(
+        "the candidate has {candidate} rounds but the reference ran {reference}: pass \
+         `--set rounds={candidate}` (or save {reference} rounds)"
+    )]
+    RoundsMismatch {
+        /// Rounds in the candidate file.
+        candidate: usize,
+        /// Rounds of the reference run.
+        reference: usize,
+    },
     /// Unknown run-configuration key (`--set`, `--config`, experiment files), with the nearest
     /// key or the place the key belongs.
     #[error("unknown key `{name}` in {origin}: {hint}")]

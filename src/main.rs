@@ -121,6 +121,10 @@ struct ValidateArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Print one line per round (default: a summary, the rounds beyond tolerance and the
+    /// diagnosis).
+    #[arg(long)]
+    per_round: bool,
 }
 
 #[derive(Subcommand)]
@@ -481,7 +485,13 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
         }
     }
-    let Prepared { ds, alg, given, .. } = prepare(&args.src, false)?;
+    let Prepared {
+        ds,
+        alg,
+        given,
+        cfg,
+        ..
+    } = prepare(&args.src, false)?;
     let init = given.first_init();
     let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
@@ -517,8 +527,60 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );
     } else {
+        // The reference as resolved: the keys this algorithm reads, with their values.
+        let resolved = serde_json::to_value(&cfg).unwrap_or_default();
+        let p2 = cfg.phase2(&ds.train);
+        let shown: Vec<String> = fedmix::params::keys_of(alg.kind())
+            .into_iter()
+            .filter_map(|key| {
+                let v = match key {
+                    "eta" => serde_json::json!(p2.eta),
+                    _ => resolved.get(key)?.clone(),
+                };
+                (!v.is_null()).then(|| format!("{key}={v}"))
+            })
+            .collect();
+        say!("reference: {} with {}", alg.name(), shown.join(" "));
+        let worst = report
+            .rounds
+            .iter()
+            .max_by(|a, b| a.max_rel_deviation.total_cmp(&b.max_rel_deviation));
+        let beyond = report.rounds.iter().filter(|r| !r.ok).count();
+        say!(
+            "{} rounds compared, {} beyond tolerance; largest relative deviation {}",
+            report.rounds.len(),
+            beyond,
+            worst.map_or("-".into(), |w| format!(
+                "{:.3e} at round {}",
+                w.max_rel_deviation, w.round
+            ))
+        );
         say!("round  max rel. deviation  max abs. deviation  label disagreements  status");
+        // At most the first ten rounds beyond tolerance (the rest are counted above).
+        let first_bad: Vec<usize> = report
+            .rounds
+            .iter()
+            .filter(|r| !r.ok)
+            .take(10)
+            .map(|r| r.round)
+            .collect();
+        let listed = |r: &fedmix::validate::RoundReport| {
+            args.per_round
+                || first_bad.contains(&r.round)
+                || r.round == 1
+                || r.round == report.rounds.len()
+                || report.first_failure == Some(r.round + 1)
+        };
+        let mut skipped = false;
         for r in &report.rounds {
+            if !listed(r) {
+                if !skipped {
+                    say!("  ...  (--per-round lists every round)");
+                }
+                skipped = true;
+                continue;
+            }
+            skipped = false;
             say!(
                 "{:>5}  {:>18.3e}  {:>18.3e}  {:>19}  {}",
                 r.round,

@@ -78,6 +78,14 @@ pub fn compare(
         ),
     };
     let expect = [reference.len(), k, d];
+    if candidate_shape.len() == 3 && candidate_shape[1..] == expect[1..] && !reference.is_empty() {
+        if candidate_shape[0] != expect[0] {
+            return Err(FedmixError::RoundsMismatch {
+                candidate: candidate_shape[0],
+                reference: expect[0],
+            });
+        }
+    }
     if candidate_shape != expect {
         return Err(FedmixError::DimensionMismatch {
             what: format!("candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d)"),
@@ -231,6 +239,24 @@ mod tests {
         )
         .unwrap();
         assert!(ok.passed && ok.first_failure.is_none());
+        // One round only, against a two-round reference: the error names both counts.
+        let short = compare(
+            None,
+            &[r1.clone(), r2.clone()],
+            None,
+            &flat[..4],
+            &[1, 2, 2],
+            None,
+            tol,
+        );
+        assert!(matches!(
+            short,
+            Err(FedmixError::RoundsMismatch {
+                candidate: 1,
+                reference: 2
+            })
+        ));
+        assert!(short.unwrap_err().to_string().contains("--set rounds=1"));
         // Candidate moves model 0 three times as far in round 1.
         let c1 = DMatrix::from_column_slice(2, 2, &[0.3, 0.0, 1.0, 1.2]);
         let flat: Vec<f64> = [&c1, &r2]
