@@ -78,13 +78,15 @@ pub fn compare(
         ),
     };
     let expect = [reference.len(), k, d];
-    if candidate_shape.len() == 3 && candidate_shape[1..] == expect[1..] && !reference.is_empty() {
-        if candidate_shape[0] != expect[0] {
-            return Err(FedmixError::RoundsMismatch {
-                candidate: candidate_shape[0],
-                reference: expect[0],
-            });
-        }
+    if candidate_shape.len() == 3
+        && candidate_shape[1..] == expect[1..]
+        && !reference.is_empty()
+        && candidate_shape[0] != expect[0]
+    {
+        return Err(FedmixError::RoundsMismatch {
+            candidate: candidate_shape[0],
+            reference: expect[0],
+        });
     }
     if candidate_shape != expect {
         return Err(FedmixError::DimensionMismatch {
