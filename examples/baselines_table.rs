@@ -191,9 +191,11 @@ fn srfca(cfg: &RunConfig) {
                 .expect("IFCA runs");
             format!("{:.2} / {}", miscl(&fed, &out), dist(&fed, &out))
         };
-        let os = OneShot { cfg: cfg.clone() }
-            .run(&fed, seed, &mut Recorder::quiet())
-            .expect("one-shot runs");
+        let os = OneShot {
+            params: cfg.one_shot().expect("valid one-shot parameters"),
+        }
+        .run(&fed, seed, &mut Recorder::quiet())
+        .expect("one-shot runs");
         let cfl = Cfl { cfg: cfg.clone() }
             .run(&fed, seed, &mut Recorder::quiet())
             .expect("CFL runs");
@@ -220,9 +222,11 @@ fn one_shot(cfg: &RunConfig) {
         let (mut mc, mut ms, mut ds, mut od) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &seed in &seeds {
             let fed = data(setting, seed, &[]);
-            let out = OneShot { cfg: cfg.clone() }
-                .run(&fed, seed, &mut Recorder::quiet())
-                .expect("one-shot runs");
+            let out = OneShot {
+                params: cfg.one_shot().expect("valid one-shot parameters"),
+            }
+            .run(&fed, seed, &mut Recorder::quiet())
+            .expect("one-shot runs");
             let q = fedmix::metrics::misclustering(
                 &out.labels,
                 fed.labels().expect("synthetic"),
@@ -233,9 +237,11 @@ fn one_shot(cfg: &RunConfig) {
             ms.push(format!("{:.4}", q.samples));
             ds.push(dist(&fed, &out));
             // The same Phase 2 with the true labels fixed: what perfect clustering would reach.
-            let oracle = OracleLabels { cfg: cfg.clone() }
-                .run(&fed, seed, &mut Recorder::quiet())
-                .expect("oracle-labels runs");
+            let oracle = OracleLabels {
+                params: cfg.oracle_labels(),
+            }
+            .run(&fed, seed, &mut Recorder::quiet())
+            .expect("oracle-labels runs");
             od.push(dist(&fed, &oracle));
         }
         println!(

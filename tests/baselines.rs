@@ -99,15 +99,23 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             },
             init: None,
         }),
-        Box::new(Local { cfg: cfg() }),
         Box::new(Local {
-            cfg: RunConfig {
+            params: cfg().local().unwrap(),
+        }),
+        Box::new(Local {
+            params: RunConfig {
                 local_ridge: 0.1,
                 ..cfg()
-            },
+            }
+            .local()
+            .unwrap(),
         }),
-        Box::new(OneShot { cfg: cfg() }),
-        Box::new(OracleLabels { cfg: cfg() }),
+        Box::new(OneShot {
+            params: cfg().one_shot().unwrap(),
+        }),
+        Box::new(OracleLabels {
+            params: cfg().oracle_labels(),
+        }),
         Box::new(SrFca {
             cfg: RunConfig {
                 srfca_refine_rounds: 40,
@@ -205,9 +213,15 @@ fn client_order_does_not_matter() {
             init: None,
         }),
         Box::new(FedAvg { cfg: cfg() }),
-        Box::new(Local { cfg: cfg() }),
-        Box::new(OneShot { cfg: cfg() }),
-        Box::new(OracleLabels { cfg: cfg() }),
+        Box::new(Local {
+            params: cfg().local().unwrap(),
+        }),
+        Box::new(OneShot {
+            params: cfg().one_shot().unwrap(),
+        }),
+        Box::new(OracleLabels {
+            params: cfg().oracle_labels(),
+        }),
         Box::new(SrFca {
             cfg: RunConfig {
                 srfca_refine_rounds: 40,
@@ -236,9 +250,11 @@ fn client_order_does_not_matter() {
 #[test]
 fn one_shot_clusters_separated_data_perfectly() {
     let fed = separated(3, "iid");
-    let out = OneShot { cfg: cfg() }
-        .run(&fed, 1, &mut Recorder::quiet())
-        .unwrap();
+    let out = OneShot {
+        params: cfg().one_shot().unwrap(),
+    }
+    .run(&fed, 1, &mut Recorder::quiet())
+    .unwrap();
     let m = misclustering(&out.labels, fed.labels().unwrap(), &fed.sizes()).unwrap();
     assert!(m.clients.abs() < 1e-15, "misclustering {}", m.clients);
 }
@@ -247,7 +263,11 @@ fn one_shot_clusters_separated_data_perfectly() {
 fn oracle_labels_never_change() {
     let fed = separated(4, "iid");
     let mut rec = Recorder::new(true);
-    let out = OracleLabels { cfg: cfg() }.run(&fed, 1, &mut rec).unwrap();
+    let out = OracleLabels {
+        params: cfg().oracle_labels(),
+    }
+    .run(&fed, 1, &mut rec)
+    .unwrap();
     let truth = fed.labels().unwrap();
     assert_eq!(rec.labels.len(), 60);
     assert!(rec.labels.iter().all(|l| l == truth));
@@ -404,7 +424,9 @@ fn bad_parameters_are_typed() {
             cfg: big.clone(),
             data_sigma: Some(0.1),
         }),
-        Box::new(OneShot { cfg: big.clone() }),
+        Box::new(OneShot {
+            params: big.one_shot().unwrap(),
+        }),
     ];
     for alg in algs {
         let e = alg.run(&fed, 0, &mut Recorder::quiet()).unwrap_err();
@@ -441,9 +463,11 @@ fn bad_parameters_are_typed() {
     };
     parts.k = Some(3);
     let bare = Federation::new(parts).unwrap();
-    let e = OracleLabels { cfg: cfg() }
-        .run(&bare, 0, &mut Recorder::quiet())
-        .unwrap_err();
+    let e = OracleLabels {
+        params: cfg().oracle_labels(),
+    }
+    .run(&bare, 0, &mut Recorder::quiet())
+    .unwrap_err();
     assert!(matches!(e, FedmixError::Missing { .. }), "{e}");
 }
 

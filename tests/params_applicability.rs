@@ -120,7 +120,7 @@ fn keys_outside_an_algorithms_list_do_not_change_its_result() {
     let mut checked = 0;
     for kind in AlgorithmKind::ALL {
         let run = |cfg: &RunConfig| {
-            let alg = build(kind, cfg, None, Some(0.3));
+            let alg = build(kind, cfg, None, Some(0.3)).unwrap();
             alg.run(&fed, 11, &mut Recorder::quiet())
                 .map(|o| {
                     (

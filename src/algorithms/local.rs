@@ -16,12 +16,11 @@ use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::params::check_local;
 use crate::params::AlgorithmKind;
 use nalgebra::{Cholesky, DMatrix, DVector};
 use serde_json::json;
 
-use crate::params::RunConfig;
+use crate::params::LocalParams;
 
 /// Client `i`'s local estimate: min-norm least squares (`ridge = 0`) or ridge regression.
 ///
@@ -99,8 +98,8 @@ pub fn local_models(fed: &Federation, ridge: f64) -> Result<DMatrix<f64>> {
 /// best `k` of the `M` local models to `θ*`, which flatters this baseline.
 #[derive(Clone, Debug)]
 pub struct Local {
-    /// Configuration (`local_ridge`).
-    pub cfg: RunConfig,
+    /// Parameters (`local_ridge`).
+    pub params: LocalParams,
 }
 
 impl Algorithm for Local {
@@ -108,8 +107,8 @@ impl Algorithm for Local {
         AlgorithmKind::Local
     }
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_local(&self.cfg)?;
-        let theta_hat = local_models(fed, self.cfg.local_ridge)?;
+        let ridge = self.params.ridge;
+        let theta_hat = local_models(fed, ridge)?;
         let labels: Vec<usize> = (0..fed.num_clients()).collect();
         rec.model_round(
             fed,
@@ -122,8 +121,8 @@ impl Algorithm for Local {
         extra.insert(
             "local".into(),
             json!({
-                "ridge": self.cfg.local_ridge,
-                "estimator": if self.cfg.local_ridge > 0.0 { "ridge" } else { "min-norm least squares" },
+                "ridge": ridge,
+                "estimator": if ridge > 0.0 { "ridge" } else { "min-norm least squares" },
                 "note": "theta_hat holds one model per client; compare per_client_error (distance matches the best k of M local models)",
             }),
         );

@@ -20,16 +20,15 @@ use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::params::check_one_shot;
 use crate::params::AlgorithmKind;
-use crate::params::RunConfig;
+use crate::params::{resolve_k, OneShotParams};
 use serde_json::json;
 
 /// One-shot clustering then FedAvg within clusters (`one-shot`).
 #[derive(Clone, Debug)]
 pub struct OneShot {
-    /// Configuration (`k`, `local_ridge`, `kmeans_inits`, `kmeans_max_iter`, Phase 2 fields).
-    pub cfg: RunConfig,
+    /// Parameters (`k`, `local_ridge`, `kmeans_inits`, `kmeans_max_iter`, Phase 2 keys).
+    pub params: OneShotParams,
 }
 
 impl Algorithm for OneShot {
@@ -38,12 +37,12 @@ impl Algorithm for OneShot {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_one_shot(&self.cfg)?;
-        let k = self.cfg.resolve_k(fed)?;
-        let p = self.cfg.phase2(fed);
+        let q = &self.params;
+        let k = resolve_k(q.k, fed)?;
+        let p = q.phase2.resolve(fed);
         p.check(fed)?;
-        let w = local_models(fed, self.cfg.local_ridge)?;
-        let km = kmeans(&w, k, self.cfg.kmeans_inits, self.cfg.kmeans_max_iter, seed)?;
+        let w = local_models(fed, q.local.ridge)?;
+        let km = kmeans(&w, k, q.kmeans_inits, q.kmeans_max_iter, seed)?;
         let (m, d) = (fed.num_clients() as u64, fed.d() as u64);
         let upload = Comm {
             floats_down: 0,
@@ -61,7 +60,7 @@ impl Algorithm for OneShot {
             json!({
                 "kmeans": {"inertia": km.inertia, "start": km.start, "lloyd_iterations": km.iterations,
                            "start_inertias": km.inertias, "cluster_sizes": sizes},
-                "local_ridge": self.cfg.local_ridge,
+                "local_ridge": q.local.ridge,
                 "phase2": p,
             }),
         );

@@ -11,14 +11,14 @@ use crate::engine::recorder::Recorder;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
-use crate::params::RunConfig;
+use crate::params::OracleLabelsParams;
 use serde_json::json;
 
 /// Phase 2 from `θ*` with labels fixed to the truth (`oracle-labels`).
 #[derive(Clone, Debug)]
 pub struct OracleLabels {
-    /// Configuration (`eta`, `local_steps`, `local_solver`, `rounds`).
-    pub cfg: RunConfig,
+    /// Parameters (`eta`, `eta_gamma`, `local_steps`, `local_solver`, `rounds`).
+    pub params: OracleLabelsParams,
 }
 
 impl Algorithm for OracleLabels {
@@ -29,7 +29,7 @@ impl Algorithm for OracleLabels {
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         let theta0 = fed.require_theta_star("oracle-labels")?.clone();
         let truth = fed.require_labels("oracle-labels")?.to_vec();
-        let p = self.cfg.phase2(fed);
+        let p = self.params.phase2.resolve(fed);
         let (theta_hat, _) = run_phase2(fed, &theta0, &p, Some(&truth), rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase2".into(), json!(p));

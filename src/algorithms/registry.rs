@@ -15,15 +15,20 @@ use nalgebra::DMatrix;
 
 /// The algorithm `kind` with configuration `cfg`, initial models `init` (where the algorithm
 /// starts from models; `two-phase` takes the `1 × d` Phase 1 start) and, for `ifca-official`,
-/// the data's noise scale `data_sigma` (its success rule uses σ).
+/// the data's noise scale `data_sigma` (its success rule uses σ). Algorithms on typed
+/// parameters get them validated here, once.
+///
+/// # Errors
+/// [`FedmixError::InvalidParameter`] naming a key out of range.
 pub fn build(
     kind: AlgorithmKind,
     cfg: &RunConfig,
     init: Option<DMatrix<f64>>,
     data_sigma: Option<f64>,
-) -> Box<dyn Algorithm> {
+) -> Result<Box<dyn Algorithm>> {
+    let typed = cfg;
     let cfg = cfg.clone();
-    match kind {
+    Ok(match kind {
         AlgorithmKind::TwoPhase => Box::new(TwoPhase { cfg, init }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
             cfg,
@@ -38,12 +43,18 @@ pub fn build(
         AlgorithmKind::Ifca => Box::new(Ifca { cfg, init }),
         AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial { cfg, data_sigma }),
         AlgorithmKind::Fedavg => Box::new(FedAvg { cfg }),
-        AlgorithmKind::Local => Box::new(local::Local { cfg }),
-        AlgorithmKind::OneShot => Box::new(one_shot::OneShot { cfg }),
-        AlgorithmKind::OracleLabels => Box::new(oracle_labels::OracleLabels { cfg }),
+        AlgorithmKind::Local => Box::new(local::Local {
+            params: typed.local()?,
+        }),
+        AlgorithmKind::OneShot => Box::new(one_shot::OneShot {
+            params: typed.one_shot()?,
+        }),
+        AlgorithmKind::OracleLabels => Box::new(oracle_labels::OracleLabels {
+            params: typed.oracle_labels(),
+        }),
         AlgorithmKind::SrFca => Box::new(sr_fca::SrFca { cfg }),
         AlgorithmKind::Cfl => Box::new(cfl::Cfl { cfg }),
-    }
+    })
 }
 
 /// [`build`] for a public name (as written in a file or on the command line).
@@ -56,7 +67,7 @@ pub fn by_name(
     init: Option<DMatrix<f64>>,
     data_sigma: Option<f64>,
 ) -> Result<Box<dyn Algorithm>> {
-    Ok(build(AlgorithmKind::parse(name)?, cfg, init, data_sigma))
+    build(AlgorithmKind::parse(name)?, cfg, init, data_sigma)
 }
 
 /// The kinds of randomness algorithm `kind` can take from files (flag names).
@@ -137,7 +148,7 @@ pub fn by_name_with(
     given: Randomness,
     data_sigma: Option<f64>,
 ) -> Result<Box<dyn Algorithm>> {
-    let alg = build(kind, cfg, None, data_sigma);
+    let alg = build(kind, cfg, None, data_sigma)?;
     check_accepted(kind, &given)?;
     Ok(match with_randomness(kind, cfg) {
         Some(alg) => Box::new(Bound { alg, given }),
@@ -211,7 +222,7 @@ mod tests {
     fn every_kind_builds_the_algorithm_that_reports_it() {
         let cfg = RunConfig::default();
         for kind in AlgorithmKind::ALL {
-            assert_eq!(build(kind, &cfg, None, None).kind(), kind);
+            assert_eq!(build(kind, &cfg, None, None).unwrap().kind(), kind);
             assert_eq!(
                 by_name(kind.as_str(), &cfg, None, None).unwrap().kind(),
                 kind

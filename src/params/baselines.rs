@@ -1,6 +1,7 @@
 //! Parameter types of the baselines (IFCA's aggregation option and init law, SR-FCA's distance)
 //! and the limits of partial participation.
 
+use super::phase2::Phase2Config;
 use crate::error::{FedmixError, Result};
 use serde::{Deserialize, Serialize};
 
@@ -68,4 +69,33 @@ pub enum SrfcaDist {
     L2,
     /// Cross-cluster loss `½(f_i(w_j) + f_j(w_i))` (SRFCA Definition 5.1).
     CrossLoss,
+}
+
+/// Validated parameters of the local baseline (`local`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LocalParams {
+    /// Ridge `λ ≥ 0` of the local estimate (0 = min-norm least squares).
+    pub ridge: f64,
+}
+
+/// Validated parameters of `one-shot` (local estimates, k-means, Phase 2 within the clusters).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OneShotParams {
+    /// Number of clusters; `None` = the data's.
+    pub k: Option<usize>,
+    /// The local estimates.
+    pub local: LocalParams,
+    /// Seeded k-means++ starts (≥ 1).
+    pub kmeans_inits: usize,
+    /// Lloyd iterations per start.
+    pub kmeans_max_iter: usize,
+    /// Phase 2 within the clusters.
+    pub phase2: Phase2Config,
+}
+
+/// Validated parameters of `oracle-labels` (Phase 2 from `θ*` with the true labels fixed).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OracleLabelsParams {
+    /// Phase 2.
+    pub phase2: Phase2Config,
 }

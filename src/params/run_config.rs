@@ -5,13 +5,13 @@
 use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
+use super::baselines::{LocalParams, OneShotParams, OracleLabelsParams};
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
 use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
-use super::phase2::{LocalSolver, Phase2Params};
+use super::phase2::{LocalSolver, Phase2Config, Phase2Params, StepRule};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::metrics;
 use serde::{Deserialize, Serialize};
 
 /// Default `γ = η max_i ‖φ_i‖²/n_i` when `eta` is not given: `η = 0.8 / max_i ‖φ_i‖²/n_i`.
@@ -236,6 +236,24 @@ fn toml_value(v: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(v.to_string()))
 }
 
+/// The number of clusters: `k` when given, else the data's.
+///
+/// # Errors
+/// [`FedmixError::Missing`] when neither is known; k > M.
+pub fn resolve_k(k: Option<usize>, fed: &Federation) -> Result<usize> {
+    let k = k.or(fed.k()).ok_or_else(|| FedmixError::Missing {
+        what: "k (set `k`)".into(),
+    })?;
+    if k > fed.num_clients() {
+        return Err(FedmixError::invalid(
+            "k",
+            k,
+            format!("exceeds the number of clients M = {}", fed.num_clients()),
+        ));
+    }
+    Ok(k)
+}
+
 impl RunConfig {
     /// Every key, in declaration order (the fields of this struct; a test checks they agree).
     pub const KEYS: &'static [&'static str] = super::keys::KEYS;
@@ -355,30 +373,56 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::Missing`] when neither is known; k > M.
     pub fn resolve_k(&self, fed: &Federation) -> Result<usize> {
-        let k = self.k.or(fed.k()).ok_or_else(|| FedmixError::Missing {
-            what: "k (set `k`)".into(),
-        })?;
-        if k > fed.num_clients() {
-            return Err(FedmixError::invalid(
-                "k",
-                k,
-                format!("exceeds the number of clients M = {}", fed.num_clients()),
-            ));
-        }
-        Ok(k)
+        resolve_k(self.k, fed)
     }
 
     /// Phase 2 parameters with the step size resolved against `fed`.
     pub fn phase2(&self, fed: &Federation) -> Phase2Params {
-        let eta = self.eta.unwrap_or_else(|| {
-            let (g1, _) = metrics::gamma(fed, 1.0);
-            self.eta_gamma / g1
-        });
-        Phase2Params {
-            eta,
+        self.phase2_config().resolve(fed)
+    }
+
+    /// Phase 2's parameters before the data is known.
+    pub fn phase2_config(&self) -> Phase2Config {
+        Phase2Config {
+            step: self
+                .eta
+                .map_or(StepRule::Gamma(self.eta_gamma), StepRule::Fixed),
             local_steps: self.local_steps,
             local_solver: self.local_solver,
             rounds: self.rounds,
+        }
+    }
+
+    /// The local baseline's parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming `local_ridge`.
+    pub fn local(&self) -> Result<LocalParams> {
+        check_local(self)?;
+        Ok(LocalParams {
+            ridge: self.local_ridge,
+        })
+    }
+
+    /// `one-shot`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key.
+    pub fn one_shot(&self) -> Result<OneShotParams> {
+        check_one_shot(self)?;
+        Ok(OneShotParams {
+            k: self.k,
+            local: self.local()?,
+            kmeans_inits: self.kmeans_inits,
+            kmeans_max_iter: self.kmeans_max_iter,
+            phase2: self.phase2_config(),
+        })
+    }
+
+    /// `oracle-labels`' parameters.
+    pub fn oracle_labels(&self) -> OracleLabelsParams {
+        OracleLabelsParams {
+            phase2: self.phase2_config(),
         }
     }
 

@@ -144,14 +144,10 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
             continue;
         }
         let mut rec = recorder(true);
-        let out = Ok::<_, fedmix::error::FedmixError>(fedmix::algorithms::registry::build(
-            s.algorithm,
-            cfg,
-            None,
-            Some(data.params.sigma),
-        ))
-        .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
-        .map_err(|e| e.to_string());
+        let out =
+            fedmix::algorithms::registry::build(s.algorithm, cfg, None, Some(data.params.sigma))
+                .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
+                .map_err(|e| e.to_string());
         results[i] = Some(series_result(&s.label, &rec, out, fed));
     }
     for (_, members) in groups {
