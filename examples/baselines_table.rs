@@ -196,9 +196,11 @@ fn srfca(cfg: &RunConfig) {
         }
         .run(&fed, seed, &mut Recorder::quiet())
         .expect("one-shot runs");
-        let cfl = Cfl { cfg: cfg.clone() }
-            .run(&fed, seed, &mut Recorder::quiet())
-            .expect("CFL runs");
+        let cfl = Cfl {
+            params: cfg.cfl().expect("valid CFL parameters"),
+        }
+        .run(&fed, seed, &mut Recorder::quiet())
+        .expect("CFL runs");
         println!(
             "| {setting} | {seed} | {sr_cell} | {} | {} | {:.2} / {} | {} / {:.2} |",
             ifca(1),
@@ -263,9 +265,11 @@ fn cfl(cfg: &RunConfig) {
         let (mut kh, mut sp, mut mc, mut big) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &seed in &seeds {
             let fed = data(setting, seed, &[]);
-            let out = Cfl { cfg: cfg.clone() }
-                .run(&fed, seed, &mut Recorder::quiet())
-                .expect("CFL runs");
+            let out = Cfl {
+                params: cfg.cfl().expect("valid CFL parameters"),
+            }
+            .run(&fed, seed, &mut Recorder::quiet())
+            .expect("CFL runs");
             kh.push(out.theta_hat.ncols().to_string());
             sp.push(
                 out.extra["cfl"]["splits"]

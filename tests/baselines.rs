@@ -84,13 +84,17 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             },
             data_sigma: Some(0.1),
         }),
-        Box::new(FedAvg { cfg: cfg() }),
         Box::new(FedAvg {
-            cfg: RunConfig {
+            params: cfg().fedavg().unwrap(),
+        }),
+        Box::new(FedAvg {
+            params: RunConfig {
                 local_solver: LocalSolver::Fedprox,
                 participation: 0.3,
                 ..cfg()
-            },
+            }
+            .fedavg()
+            .unwrap(),
         }),
         Box::new(Ifca {
             cfg: RunConfig {
@@ -130,12 +134,16 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
                 ..cfg()
             },
         }),
-        Box::new(Cfl { cfg: cfg() }),
         Box::new(Cfl {
-            cfg: RunConfig {
+            params: cfg().cfl().unwrap(),
+        }),
+        Box::new(Cfl {
+            params: RunConfig {
                 local_solver: LocalSolver::Fedprox,
                 ..cfg()
-            },
+            }
+            .cfl()
+            .unwrap(),
         }),
     ]
 }
@@ -212,7 +220,9 @@ fn client_order_does_not_matter() {
             },
             init: None,
         }),
-        Box::new(FedAvg { cfg: cfg() }),
+        Box::new(FedAvg {
+            params: cfg().fedavg().unwrap(),
+        }),
         Box::new(Local {
             params: cfg().local().unwrap(),
         }),
@@ -228,7 +238,9 @@ fn client_order_does_not_matter() {
                 ..cfg()
             },
         }),
-        Box::new(Cfl { cfg: cfg() }),
+        Box::new(Cfl {
+            params: cfg().cfl().unwrap(),
+        }),
         Box::new(IfcaOfficial {
             cfg: RunConfig {
                 k: Some(3),
@@ -320,10 +332,12 @@ fn sr_fca_without_clusters_is_typed() {
 fn cfl_nested_splits_map_back_to_client_ids() {
     let fed = separated(6, "modulo");
     let out = Cfl {
-        cfg: RunConfig {
+        params: RunConfig {
             rounds: 120,
             ..cfg()
-        },
+        }
+        .cfl()
+        .unwrap(),
     }
     .run(&fed, 1, &mut Recorder::quiet())
     .unwrap();

@@ -38,14 +38,13 @@
 //! cannot tell these splits from correct ones across settings (see its doc).
 
 use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
-use crate::params::check_cfl;
 use crate::params::AlgorithmKind;
 
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::params::RunConfig;
+use crate::params::CflConfig;
 use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
@@ -220,7 +219,7 @@ pub fn cfl_round(
 #[derive(Clone, Debug)]
 pub struct Cfl {
     /// Configuration (`cfl_*`, `eta`, `local_steps`, `local_solver`, `rounds`, `init_scale`).
-    pub cfg: RunConfig,
+    pub params: CflConfig,
 }
 
 impl Algorithm for Cfl {
@@ -229,15 +228,15 @@ impl Algorithm for Cfl {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        check_cfl(&self.cfg)?;
-        let local = self.cfg.phase2(fed);
+        let q = &self.params;
+        let local = q.phase2.resolve(fed);
         local.check(fed)?;
         let p = CflParams {
             local,
-            eps1: self.cfg.cfl_eps1,
-            eps2: self.cfg.cfl_eps2,
-            gamma_max: self.cfg.cfl_gamma_max,
-            warmup_rounds: self.cfg.cfl_warmup_rounds,
+            eps1: q.eps1,
+            eps2: q.eps2,
+            gamma_max: q.gamma_max,
+            warmup_rounds: q.warmup_rounds,
         };
         let prox = match local.local_solver {
             LocalSolver::Fedprox => Some(prox_factors(fed, local.eta)?),
@@ -245,7 +244,7 @@ impl Algorithm for Cfl {
         };
         let (m, d) = (fed.num_clients(), fed.d());
         let mut clusters = vec![(0..m).collect::<Vec<usize>>()];
-        let mut theta = crate::engine::init::random_init(d, 1, self.cfg.init_scale, seed, 0);
+        let mut theta = crate::engine::init::random_init(d, 1, q.init_scale, seed, 0);
         let mut splits = Vec::new();
         for round in 1..=local.rounds {
             let (c, t, s) = cfl_round(fed, &clusters, &theta, &p, prox.as_deref(), round);

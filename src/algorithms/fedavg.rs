@@ -30,8 +30,8 @@ use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
 use crate::error::Result;
 use crate::federation::Federation;
+use crate::params::FedAvgParams;
 use crate::params::LocalSolver;
-use crate::params::RunConfig;
 use nalgebra::DMatrix;
 use serde_json::json;
 
@@ -69,7 +69,7 @@ pub fn fedavg_round(
 #[derive(Clone, Debug)]
 pub struct FedAvg {
     /// Configuration.
-    pub cfg: RunConfig,
+    pub params: FedAvgParams,
 }
 
 impl FedAvg {
@@ -77,7 +77,7 @@ impl FedAvg {
     fn theta0(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<DMatrix<f64>> {
         match &given.init {
             Some(s) => single_init(s, fed.d(), 1),
-            None => Ok(random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)),
+            None => Ok(random_init(fed.d(), 1, self.params.init_scale, seed, 0)),
         }
     }
 }
@@ -100,8 +100,7 @@ impl WithRandomness for FedAvg {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        crate::params::check_participation(self.cfg.participation, self.cfg.rounds, 1)?;
-        let p = self.cfg.phase2(fed);
+        let p = self.params.phase2.resolve(fed);
         p.check(fed)?;
         let prox = match p.local_solver {
             LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
@@ -115,7 +114,7 @@ impl WithRandomness for FedAvg {
         let labels = vec![0usize; m];
         for t in 0..p.rounds {
             let schedule = given.participation.as_ref().map(|s| &s.value);
-            let part = round_participants(schedule, seed, 0, t, m, self.cfg.participation);
+            let part = round_participants(schedule, seed, 0, t, m, self.params.participation);
             theta = fedavg_round(fed, &theta, &part, &p, prox.as_deref());
             check_finite_iterate(&theta, "FedAvg", t + 1)?;
             let comm = Comm::broadcast_and_upload(part.len() as u64, d as u64, d as u64);
@@ -124,7 +123,7 @@ impl WithRandomness for FedAvg {
         let mut extra = serde_json::Map::new();
         extra.insert(
             "fedavg".into(),
-            json!({"params": p, "participation": self.cfg.participation}),
+            json!({"params": p, "participation": self.params.participation}),
         );
         Ok(RunOutput {
             theta_hat: theta,
@@ -137,10 +136,9 @@ impl WithRandomness for FedAvg {
     /// The start `θ₀` (`1 × d`) and, with partial participation or a supplied schedule, the
     /// participation schedule (`1 × rounds × M`).
     fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
-        crate::params::check_participation(self.cfg.participation, self.cfg.rounds, 1)?;
         let m = fed.num_clients();
         if let Some(s) = &given.participation {
-            s.value.check(&s.source, 1, self.cfg.rounds, m)?;
+            s.value.check(&s.source, 1, self.params.phase2.rounds, m)?;
         }
         let drawn: std::path::PathBuf = format!("<drawn from seed {seed}>").into();
         let init = given.init.clone().map_or_else(
@@ -153,9 +151,15 @@ impl WithRandomness for FedAvg {
             Ok,
         )?;
         let participation = given.participation.clone().or_else(|| {
-            (participation::participant_count(m, self.cfg.participation) < m).then(|| Supplied {
+            (participation::participant_count(m, self.params.participation) < m).then(|| Supplied {
                 source: drawn.clone(),
-                value: Schedule::draw(seed, 1, self.cfg.rounds, m, self.cfg.participation),
+                value: Schedule::draw(
+                    seed,
+                    1,
+                    self.params.phase2.rounds,
+                    m,
+                    self.params.participation,
+                ),
             })
         });
         Ok(Randomness {

@@ -42,7 +42,9 @@ pub fn build(
         }),
         AlgorithmKind::Ifca => Box::new(Ifca { cfg, init }),
         AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial { cfg, data_sigma }),
-        AlgorithmKind::Fedavg => Box::new(FedAvg { cfg }),
+        AlgorithmKind::Fedavg => Box::new(FedAvg {
+            params: typed.fedavg()?,
+        }),
         AlgorithmKind::Local => Box::new(local::Local {
             params: typed.local()?,
         }),
@@ -53,7 +55,9 @@ pub fn build(
             params: typed.oracle_labels(),
         }),
         AlgorithmKind::SrFca => Box::new(sr_fca::SrFca { cfg }),
-        AlgorithmKind::Cfl => Box::new(cfl::Cfl { cfg }),
+        AlgorithmKind::Cfl => Box::new(cfl::Cfl {
+            params: typed.cfl()?,
+        }),
     })
 }
 
@@ -122,9 +126,13 @@ impl Algorithm for Bound {
 }
 
 /// The algorithms that take randomness from files.
-fn with_randomness(kind: AlgorithmKind, cfg: &RunConfig) -> Option<Box<dyn WithRandomness>> {
+fn with_randomness(
+    kind: AlgorithmKind,
+    cfg: &RunConfig,
+) -> Result<Option<Box<dyn WithRandomness>>> {
+    let typed = cfg;
     let cfg = cfg.clone();
-    Some(match kind {
+    Ok(Some(match kind {
         AlgorithmKind::TwoPhase => Box::new(TwoPhase { cfg, init: None }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
             cfg,
@@ -132,9 +140,11 @@ fn with_randomness(kind: AlgorithmKind, cfg: &RunConfig) -> Option<Box<dyn WithR
             oracle: false,
         }),
         AlgorithmKind::Ifca => Box::new(Ifca { cfg, init: None }),
-        AlgorithmKind::Fedavg => Box::new(FedAvg { cfg }),
-        _ => return None,
-    })
+        AlgorithmKind::Fedavg => Box::new(FedAvg {
+            params: typed.fedavg()?,
+        }),
+        _ => return Ok(None),
+    }))
 }
 
 /// [`build`] with randomness from files: algorithm `kind`, taking from `given` what it
@@ -150,7 +160,7 @@ pub fn by_name_with(
 ) -> Result<Box<dyn Algorithm>> {
     let alg = build(kind, cfg, None, data_sigma)?;
     check_accepted(kind, &given)?;
-    Ok(match with_randomness(kind, cfg) {
+    Ok(match with_randomness(kind, cfg)? {
         Some(alg) => Box::new(Bound { alg, given }),
         None => alg,
     })
@@ -187,7 +197,7 @@ pub fn resolve(
             format!("not supported for `{kind}` yet ({what} cannot be supplied from a file)"),
         ));
     }
-    match with_randomness(kind, cfg) {
+    match with_randomness(kind, cfg)? {
         Some(alg) => alg.resolve(fed, seed, given),
         None => Ok(Randomness::default()),
     }

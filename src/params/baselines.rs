@@ -99,3 +99,31 @@ pub struct OracleLabelsParams {
     /// Phase 2.
     pub phase2: Phase2Config,
 }
+
+/// Validated parameters of vanilla FedAvg / FedProx with one model (`fedavg`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FedAvgParams {
+    /// Scale of the random start `θ₀ ~ N(0, init_scale² I_d / d)`.
+    pub init_scale: f64,
+    /// Fraction of clients per round, in (0, 1].
+    pub participation: f64,
+    /// The local solver, step and rounds (Phase 2's, with one model).
+    pub phase2: Phase2Config,
+}
+
+/// Validated parameters of CFL (Sattler et al.; `cfl`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CflConfig {
+    /// Scale of the random start.
+    pub init_scale: f64,
+    /// Local solver, step and rounds.
+    pub phase2: Phase2Config,
+    /// `ε₁ > 0`: split only when the cluster's mean update is below it.
+    pub eps1: f64,
+    /// `ε₂ > 0`: split only when some client's update exceeds it.
+    pub eps2: f64,
+    /// `γ_max ∈ [0, 1)`.
+    pub gamma_max: f64,
+    /// No split before this round.
+    pub warmup_rounds: usize,
+}

@@ -5,7 +5,7 @@
 use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
-use super::baselines::{LocalParams, OneShotParams, OracleLabelsParams};
+use super::baselines::{CflConfig, FedAvgParams, LocalParams, OneShotParams, OracleLabelsParams};
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
 use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
@@ -416,6 +416,35 @@ impl RunConfig {
             kmeans_inits: self.kmeans_inits,
             kmeans_max_iter: self.kmeans_max_iter,
             phase2: self.phase2_config(),
+        })
+    }
+
+    /// `fedavg`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming `participation` or `rounds`.
+    pub fn fedavg(&self) -> Result<FedAvgParams> {
+        check_participation(self.participation, self.rounds, 1)?;
+        Ok(FedAvgParams {
+            init_scale: self.init_scale,
+            participation: self.participation,
+            phase2: self.phase2_config(),
+        })
+    }
+
+    /// `cfl`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key.
+    pub fn cfl(&self) -> Result<CflConfig> {
+        check_cfl(self)?;
+        Ok(CflConfig {
+            init_scale: self.init_scale,
+            phase2: self.phase2_config(),
+            eps1: self.cfl_eps1,
+            eps2: self.cfl_eps2,
+            gamma_max: self.cfl_gamma_max,
+            warmup_rounds: self.cfl_warmup_rounds,
         })
     }
 
