@@ -87,6 +87,10 @@ enum Cmd {
         /// Recompute cells already on disk.
         #[arg(long)]
         force: bool,
+        /// Start no new cell after this many minutes (started cells finish and are written;
+        /// the rest wait for a later `--resume`), so a run fits a session or job time limit.
+        #[arg(long, value_name = "MINUTES")]
+        stop_after: Option<f64>,
     },
     /// Rebuild the report (figures, `<experiment>.json`, REPORT.md with the claim ledger) from
     /// the cells on disk under the work directory, running nothing.
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
             shard,
             resume,
             force,
+            stop_after,
         }) => (|| {
             let plan = Experiment::from_file(file)
                 .and_then(|e| e.plan(&args.profile))
@@ -149,13 +154,20 @@ fn main() -> ExitCode {
                 resume: *resume,
                 force: *force,
                 jobs: jobs(args.jobs),
+                stop_after: match stop_after {
+                    Some(m) if !(m.is_finite() && *m >= 0.0) => {
+                        return Err(format!("--stop-after {m}: must be a number of minutes ≥ 0"))
+                    }
+                    Some(m) => Some(std::time::Duration::from_secs_f64(m * 60.0)),
+                    None => None,
+                },
             };
             let started = std::time::Instant::now();
             let r = report::run_experiment(&plan, out, &opts)?;
             report::log_run(out, shard, &r, started.elapsed().as_secs_f64(), opts.jobs)?;
             println!(
-                "{}: {} cells computed, {} already present (shard {shard})",
-                plan.experiment.name, r.ran, r.skipped
+                "{}: {} cells computed, {} already present, {} left for --resume (shard {shard})",
+                plan.experiment.name, r.ran, r.skipped, r.left
             );
             Ok(true)
         })(),
@@ -433,6 +445,7 @@ fn run_experiments(args: &Args) -> Result<(), String> {
             resume,
             force: !resume,
             jobs: jobs(args.jobs),
+            stop_after: None,
         };
         let r = report::run_experiment(&plan, &work, &opts)?;
         let secs = started.elapsed().as_secs_f64();

@@ -352,3 +352,45 @@ fn every_committed_experiment_plans_under_each_profile() {
         }
     }
 }
+
+/// `--stop-after` starts no new cell once its budget is spent: with a zero budget nothing is
+/// computed and nothing is logged; a later `--resume` computes the rest. A run that computes
+/// cells logs the commit the binary was built from.
+#[test]
+fn a_time_budget_leaves_the_rest_for_resume() {
+    let d = scratch("budget");
+    let out = d.join("cells");
+    let o = run(&[
+        "experiment",
+        TINY,
+        "--out",
+        out.to_str().unwrap(),
+        "--stop-after",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("0 cells computed") && text.contains("left for --resume"),
+        "{text}"
+    );
+    assert!(cells(&out).is_empty());
+    assert!(!out.join("runs.jsonl").exists());
+    ok(&[
+        "experiment",
+        TINY,
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(!cells(&out).is_empty());
+    let log = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        line["commit"].as_str().unwrap(),
+        theory_checks::experiment::report::build_commit()
+    );
+    let bad = run(&["experiment", TINY, "--out", "x", "--stop-after", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(d);
+}

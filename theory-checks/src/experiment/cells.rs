@@ -221,6 +221,8 @@ pub struct RunReport {
     pub ran: usize,
     /// Cells found on disk (`resume`).
     pub skipped: usize,
+    /// Cells of the shard left for a later `--resume` because the time budget ran out.
+    pub left: usize,
 }
 
 /// Options of [`run_plan`].
@@ -234,6 +236,9 @@ pub struct RunOptions {
     pub force: bool,
     /// Worker threads (cells are independent; results do not depend on this).
     pub jobs: usize,
+    /// Start no new cell after this much wall time (cells already started finish and are
+    /// written); `None` = no budget. For sessions or jobs with a time limit.
+    pub stop_after: Option<std::time::Duration>,
 }
 
 /// Run the cells of a shard into `out`, calling `progress(done, total, cell id)` after each.
@@ -274,9 +279,14 @@ pub fn run_plan(
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let first_error: std::sync::Mutex<Option<FedmixError>> = std::sync::Mutex::new(None);
+    let started = std::time::Instant::now();
+    let out_of_time = || opts.stop_after.is_some_and(|b| started.elapsed() >= b);
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1).min(total.max(1)) {
             s.spawn(|| loop {
+                if out_of_time() {
+                    return;
+                }
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if i >= total || first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                     return;
@@ -301,7 +311,8 @@ pub fn run_plan(
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
     }
-    report.ran = total;
+    report.ran = done.into_inner();
+    report.left = total - report.ran;
     Ok(report)
 }
 

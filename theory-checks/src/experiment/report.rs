@@ -114,6 +114,13 @@ pub struct Provenance {
     pub merged_at: String,
 }
 
+/// The commit this binary was built from (`-dirty` when built with uncommitted changes to
+/// tracked files; `unknown` without git): what computed the cells, whatever HEAD is by the
+/// time a long run ends.
+pub fn build_commit() -> String {
+    env!("THEORY_CHECKS_BUILD_COMMIT").to_string()
+}
+
 /// The current commit of the working directory (`unknown` outside a git checkout).
 pub fn current_commit() -> String {
     let out = |args: &[&str]| {
@@ -153,7 +160,7 @@ pub fn log_run(
         return Ok(());
     }
     let line = serde_json::to_string(&RunLog {
-        commit: current_commit(),
+        commit: build_commit(),
         shard: shard.into(),
         ran: r.ran,
         skipped: r.skipped,
