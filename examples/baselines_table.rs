@@ -161,7 +161,9 @@ fn srfca(cfg: &RunConfig) {
         .flat_map(|s| seeds.iter().map(move |x| (s, x)))
     {
         let fed = data(setting, seed, &[]);
-        let sr = SrFca { cfg: cfg.clone() };
+        let sr = SrFca {
+            params: cfg.srfca().expect("valid SR-FCA parameters"),
+        };
         let sr_cell = match sr.run_detailed(&fed, &mut Recorder::quiet()) {
             Ok((out, rep)) => {
                 let strict = out.extra["sr_fca"]["misclustering_unassigned_as_errors"]["clients"]

@@ -121,18 +121,22 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             params: cfg().oracle_labels(),
         }),
         Box::new(SrFca {
-            cfg: RunConfig {
+            params: RunConfig {
                 srfca_refine_rounds: 40,
                 ..cfg()
-            },
+            }
+            .srfca()
+            .unwrap(),
         }),
         Box::new(SrFca {
-            cfg: RunConfig {
+            params: RunConfig {
                 srfca_refine_rounds: 40,
                 srfca_dist: SrfcaDist::CrossLoss,
                 srfca_local_iterations: Some(30),
                 ..cfg()
-            },
+            }
+            .srfca()
+            .unwrap(),
         }),
         Box::new(Cfl {
             params: cfg().cfl().unwrap(),
@@ -233,10 +237,12 @@ fn client_order_does_not_matter() {
             params: cfg().oracle_labels(),
         }),
         Box::new(SrFca {
-            cfg: RunConfig {
+            params: RunConfig {
                 srfca_refine_rounds: 40,
                 ..cfg()
-            },
+            }
+            .srfca()
+            .unwrap(),
         }),
         Box::new(Cfl {
             params: cfg().cfl().unwrap(),
@@ -291,10 +297,12 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
     let fed = separated(5, "iid");
     for dist in [SrfcaDist::L2, SrfcaDist::CrossLoss] {
         let alg = SrFca {
-            cfg: RunConfig {
+            params: RunConfig {
                 srfca_dist: dist,
                 ..cfg()
-            },
+            }
+            .srfca()
+            .unwrap(),
         };
         let (out, report) = alg.run_detailed(&fed, &mut Recorder::quiet()).unwrap();
         assert_eq!(out.theta_hat.ncols(), 3, "{dist:?}: {report:?}");
@@ -313,10 +321,12 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
 fn sr_fca_without_clusters_is_typed() {
     let fed = separated(5, "iid");
     let alg = SrFca {
-        cfg: RunConfig {
+        params: RunConfig {
             srfca_lambda: Some(1e-9),
             ..cfg()
-        },
+        }
+        .srfca()
+        .unwrap(),
     };
     assert!(matches!(
         alg.run(&fed, 0, &mut Recorder::quiet()),

@@ -54,7 +54,9 @@ pub fn build(
         AlgorithmKind::OracleLabels => Box::new(oracle_labels::OracleLabels {
             params: typed.oracle_labels(),
         }),
-        AlgorithmKind::SrFca => Box::new(sr_fca::SrFca { cfg }),
+        AlgorithmKind::SrFca => Box::new(sr_fca::SrFca {
+            params: typed.srfca()?,
+        }),
         AlgorithmKind::Cfl => Box::new(cfl::Cfl {
             params: typed.cfl()?,
         }),

@@ -52,7 +52,7 @@
 
 use crate::engine::local_update::{client_gradient, local_update};
 use crate::params::AlgorithmKind;
-use crate::params::{check_srfca, SrfcaDist};
+use crate::params::{SrfcaConfig, SrfcaDist};
 
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
@@ -61,7 +61,6 @@ use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::UNASSIGNED;
 use crate::metrics::{self, argmin};
-use crate::params::RunConfig;
 use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
@@ -172,20 +171,19 @@ impl SrfcaParams {
     ///
     /// # Errors
     /// Range errors; `γ ≥ 1` for the local/refine step ([`FedmixError::StepTooLarge`]).
-    pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
-        check_srfca(cfg)?;
-        let p2 = cfg.phase2(fed);
+    pub fn resolve(c: &SrfcaConfig, fed: &Federation) -> Result<Self> {
+        let p2 = c.phase2.resolve(fed);
         p2.check(fed)?;
         Ok(Self {
-            lambda: cfg.srfca_lambda,
-            lambda_quantile: cfg.srfca_lambda_quantile,
-            size: cfg.srfca_size,
-            beta: cfg.srfca_beta,
-            refine_steps: cfg.srfca_refine_steps,
-            local_iterations: cfg.srfca_local_iterations,
-            refine_rounds: cfg.srfca_refine_rounds,
-            dist: cfg.srfca_dist,
-            diameter: cfg.srfca_diameter,
+            lambda: c.lambda,
+            lambda_quantile: c.lambda_quantile,
+            size: c.size,
+            beta: c.beta,
+            refine_steps: c.refine_steps,
+            local_iterations: c.local_iterations,
+            refine_rounds: c.refine_rounds,
+            dist: c.dist,
+            diameter: c.diameter,
             eta: p2.eta,
         })
     }
@@ -344,8 +342,8 @@ pub struct SrfcaReport {
 /// SR-FCA (`sr-fca`).
 #[derive(Clone, Debug)]
 pub struct SrFca {
-    /// Configuration (`srfca_*`, `eta`).
-    pub cfg: RunConfig,
+    /// Parameters (`srfca_*`, `eta` / `eta_gamma`).
+    pub params: SrfcaConfig,
 }
 
 impl SrFca {
@@ -358,7 +356,7 @@ impl SrFca {
         fed: &Federation,
         rec: &mut Recorder,
     ) -> Result<(RunOutput, SrfcaReport)> {
-        let p = SrfcaParams::from_config(&self.cfg, fed)?;
+        let p = SrfcaParams::resolve(&self.params, fed)?;
         let (m, d) = (fed.num_clients(), fed.d());
         let w = one_shot_models(fed, &p)?;
         let (dmat, client_losses) = pairwise(fed, &w, p.dist);

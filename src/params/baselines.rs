@@ -127,3 +127,28 @@ pub struct CflConfig {
     /// No split before this round.
     pub warmup_rounds: usize,
 }
+
+/// Validated parameters of SR-FCA (`sr-fca`; SRFCA Algorithms 1–4) before the data is known.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SrfcaConfig {
+    /// Threshold `λ > 0` (`None`: the quantile rule).
+    pub lambda: Option<f64>,
+    /// Quantile `q ∈ (0, 1]` of the ONE_SHOT distances used when `λ` is unset.
+    pub lambda_quantile: f64,
+    /// Size parameter `t ≥ 1` (clients).
+    pub size: usize,
+    /// Trimming level `β ∈ [0, 1/2)`.
+    pub beta: f64,
+    /// REFINE steps `R ≥ 1`.
+    pub refine_steps: usize,
+    /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
+    pub local_iterations: Option<usize>,
+    /// TrimmedMeanGD steps `T ≥ 1`.
+    pub refine_rounds: usize,
+    /// Distance.
+    pub dist: SrfcaDist,
+    /// Diameter `D > 0` of `W` (`None`: `R^d`).
+    pub diameter: Option<f64>,
+    /// The step (Phase 2's `η` or its γ rule; its other fields only enter the `γ < 1` check).
+    pub phase2: Phase2Config,
+}

@@ -5,7 +5,9 @@
 use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
-use super::baselines::{CflConfig, FedAvgParams, LocalParams, OneShotParams, OracleLabelsParams};
+use super::baselines::{
+    CflConfig, FedAvgParams, LocalParams, OneShotParams, OracleLabelsParams, SrfcaConfig,
+};
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
 use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
@@ -445,6 +447,26 @@ impl RunConfig {
             eps2: self.cfl_eps2,
             gamma_max: self.cfl_gamma_max,
             warmup_rounds: self.cfl_warmup_rounds,
+        })
+    }
+
+    /// `sr-fca`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key.
+    pub fn srfca(&self) -> Result<SrfcaConfig> {
+        check_srfca(self)?;
+        Ok(SrfcaConfig {
+            lambda: self.srfca_lambda,
+            lambda_quantile: self.srfca_lambda_quantile,
+            size: self.srfca_size,
+            beta: self.srfca_beta,
+            refine_steps: self.srfca_refine_steps,
+            local_iterations: self.srfca_local_iterations,
+            refine_rounds: self.srfca_refine_rounds,
+            dist: self.srfca_dist,
+            diameter: self.srfca_diameter,
+            phase2: self.phase2_config(),
         })
     }
 

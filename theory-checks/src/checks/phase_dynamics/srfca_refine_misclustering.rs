@@ -82,7 +82,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
-use fedmix::params::RunConfig;
+use fedmix::params::{RunConfig, SrfcaConfig};
 use fedmix::prec::IDENTITY_RTOL;
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
@@ -211,8 +211,8 @@ fn trimmed_mean_by_definition(values: &[DVector<f64>], beta: f64) -> DVector<f64
 /// TrimmedMeanGD iterates of the (single) REFINE step from SRFCA Algorithm 3's step applied to
 /// the recorded previous iterate (`ω_{c,0} = 0`). The recorder saved the ONE_SHOT models and
 /// labels (the clusters `S_c`), then `ω_1 … ω_T`; infinity if the record is shorter.
-fn trimmed_mean_gd_deviation(fed: &Federation, rc: &RunConfig, rec: &Recorder) -> f64 {
-    let p = SrfcaParams::from_config(rc, fed).expect("the run validated these parameters");
+fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder) -> f64 {
+    let p = SrfcaParams::resolve(rc, fed).expect("the run validated these parameters");
     let (Some(labels), Some(trained)) = (rec.labels.first(), rec.iterates.get(1..=p.refine_rounds))
     else {
         return f64::INFINITY;
@@ -245,7 +245,9 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let mix = Mixture::with_theta(ts, SIGMA);
     let truth: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
     let alg = SrFca {
-        cfg: config(cfg.sabotage),
+        params: config(cfg.sabotage)
+            .srfca()
+            .expect("valid SR-FCA parameters"),
     };
     let mut pt = Point {
         n,
@@ -269,7 +271,7 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
         let ((w0, ok0, good0), (w1, ok1)) = match alg.run_detailed(&fed, &mut rec) {
             Ok(_) => {
                 if pt.step_dev.is_none() {
-                    pt.step_dev = Some(trimmed_mean_gd_deviation(&fed, &alg.cfg, &rec));
+                    pt.step_dev = Some(trimmed_mean_gd_deviation(&fed, &alg.params, &rec));
                 }
                 let first = quality(&rec.labels[0], &truth);
                 let (w1, ok1, _) = quality(rec.labels.last().expect("REFINE ran"), &truth);
