@@ -182,10 +182,12 @@ fn srfca(cfg: &RunConfig) {
         };
         let ifca = |restarts: usize| {
             let alg = Ifca {
-                cfg: RunConfig {
+                params: RunConfig {
                     restarts,
                     ..cfg.clone()
-                },
+                }
+                .ifca()
+                .expect("valid IFCA parameters"),
                 init: None,
             };
             let out = alg

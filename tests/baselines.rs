@@ -60,18 +60,22 @@ fn cfg() -> RunConfig {
 fn algorithms() -> Vec<Box<dyn Algorithm>> {
     vec![
         Box::new(Ifca {
-            cfg: RunConfig {
+            params: RunConfig {
                 restarts: 2,
                 participation: 0.5,
                 ..cfg()
-            },
+            }
+            .ifca()
+            .unwrap(),
             init: None,
         }),
         Box::new(Ifca {
-            cfg: RunConfig {
+            params: RunConfig {
                 ifca_option: IfcaOption::Gradient,
                 ..cfg()
-            },
+            }
+            .ifca()
+            .unwrap(),
             init: None,
         }),
         Box::new(IfcaOfficial {
@@ -97,10 +101,12 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             .unwrap(),
         }),
         Box::new(Ifca {
-            cfg: RunConfig {
+            params: RunConfig {
                 local_solver: LocalSolver::Fedprox,
                 ..cfg()
-            },
+            }
+            .ifca()
+            .unwrap(),
             init: None,
         }),
         Box::new(Local {
@@ -211,17 +217,21 @@ fn client_order_does_not_matter() {
     let permuted = fed.subset(&perm).unwrap();
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            cfg: RunConfig {
+            params: RunConfig {
                 restarts: 2,
                 ..cfg()
-            },
+            }
+            .ifca()
+            .unwrap(),
             init: None,
         }),
         Box::new(Ifca {
-            cfg: RunConfig {
+            params: RunConfig {
                 ifca_option: IfcaOption::Gradient,
                 ..cfg()
-            },
+            }
+            .ifca()
+            .unwrap(),
             init: None,
         }),
         Box::new(FedAvg {
@@ -441,7 +451,7 @@ fn bad_parameters_are_typed() {
     };
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            cfg: big.clone(),
+            params: big.clone().ifca().unwrap(),
             init: None,
         }),
         Box::new(IfcaOfficial {
@@ -462,17 +472,19 @@ fn bad_parameters_are_typed() {
     }
     // A step too large for local GD (option II) is typed; a mis-shaped init too.
     let e = Ifca {
-        cfg: RunConfig {
+        params: RunConfig {
             eta: Some(1e3),
             ..cfg()
-        },
+        }
+        .ifca()
+        .unwrap(),
         init: None,
     }
     .run(&fed, 0, &mut Recorder::quiet())
     .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     let e = Ifca {
-        cfg: cfg(),
+        params: cfg().ifca().unwrap(),
         init: Some(nalgebra::DMatrix::zeros(4, 3)),
     }
     .run(&fed, 0, &mut Recorder::quiet())

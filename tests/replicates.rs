@@ -129,7 +129,7 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
         ] {
             let run = |batch: usize| {
                 let alg = Ifca {
-                    cfg: ifca_cfg(option, solver, batch),
+                    params: ifca_cfg(option, solver, batch).ifca().unwrap(),
                     init: None,
                 };
                 let mut rec = Recorder::new(true);

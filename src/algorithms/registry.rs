@@ -40,7 +40,10 @@ pub fn build(
             init: None,
             oracle: true,
         }),
-        AlgorithmKind::Ifca => Box::new(Ifca { cfg, init }),
+        AlgorithmKind::Ifca => Box::new(Ifca {
+            params: typed.ifca()?,
+            init,
+        }),
         AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial { cfg, data_sigma }),
         AlgorithmKind::Fedavg => Box::new(FedAvg {
             params: typed.fedavg()?,
@@ -141,7 +144,10 @@ fn with_randomness(
             init: None,
             oracle: false,
         }),
-        AlgorithmKind::Ifca => Box::new(Ifca { cfg, init: None }),
+        AlgorithmKind::Ifca => Box::new(Ifca {
+            params: typed.ifca()?,
+            init: None,
+        }),
         AlgorithmKind::Fedavg => Box::new(FedAvg {
             params: typed.fedavg()?,
         }),

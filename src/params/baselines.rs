@@ -152,3 +152,24 @@ pub struct SrfcaConfig {
     /// The step (Phase 2's `η` or its γ rule; its other fields only enter the `γ < 1` check).
     pub phase2: Phase2Config,
 }
+
+/// Validated parameters of IFCA (`ifca`; IFCA Algorithm 2) before the data is known.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IfcaConfig {
+    /// Number of models; `None` = the data's `k`.
+    pub k: Option<usize>,
+    /// Option I (gradient averaging) or II (model averaging).
+    pub option: IfcaOption,
+    /// The step (option I: the PS step γ; option II: the local step), `τ` and rounds `T`.
+    pub phase2: Phase2Config,
+    /// Fraction of clients per round, in (0, 1].
+    pub participation: f64,
+    /// Restarts `R ≥ 1`.
+    pub restarts: usize,
+    /// Initialisation law.
+    pub init: InitDist,
+    /// Scale of the initialisation.
+    pub init_scale: f64,
+    /// Restarts advanced together in one pass over the data (results do not depend on it).
+    pub replicate_batch: usize,
+}

@@ -6,7 +6,8 @@ use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
 use super::baselines::{
-    CflConfig, FedAvgParams, LocalParams, OneShotParams, OracleLabelsParams, SrfcaConfig,
+    CflConfig, FedAvgParams, IfcaConfig, LocalParams, OneShotParams, OracleLabelsParams,
+    SrfcaConfig,
 };
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
@@ -447,6 +448,24 @@ impl RunConfig {
             eps2: self.cfl_eps2,
             gamma_max: self.cfl_gamma_max,
             warmup_rounds: self.cfl_warmup_rounds,
+        })
+    }
+
+    /// `ifca`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key.
+    pub fn ifca(&self) -> Result<IfcaConfig> {
+        check_ifca(self)?;
+        Ok(IfcaConfig {
+            k: self.k,
+            option: self.ifca_option,
+            phase2: self.phase2_config(),
+            participation: self.participation,
+            restarts: self.restarts,
+            init: self.ifca_init,
+            init_scale: self.init_scale,
+            replicate_batch: self.replicate_batch,
         })
     }
 

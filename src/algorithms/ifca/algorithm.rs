@@ -3,7 +3,7 @@
 
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters, single};
 use crate::params::AlgorithmKind;
-use crate::params::{check_ifca, IfcaOption, InitDist};
+use crate::params::{resolve_k, IfcaConfig, IfcaOption, InitDist};
 
 use crate::engine::local_update::{prox_factors, ProxFactor};
 
@@ -57,9 +57,16 @@ impl IfcaParams {
     /// Range errors ([`crate::params::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
     pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
-        check_ifca(cfg)?;
-        let k = cfg.resolve_k(fed)?;
-        let local = cfg.phase2(fed);
+        Self::resolve(&cfg.ifca()?, fed)
+    }
+
+    /// Resolve validated parameters against a federation (`k`, the step).
+    ///
+    /// # Errors
+    /// k unknown or `k > M`, option II with `γ ≥ 1` ([`FedmixError::StepTooLarge`]).
+    pub fn resolve(c: &IfcaConfig, fed: &Federation) -> Result<Self> {
+        let k = resolve_k(c.k, fed)?;
+        let local = c.phase2.resolve(fed);
         if !(local.eta.is_finite() && local.eta > 0.0) {
             return Err(FedmixError::invalid(
                 "eta",
@@ -67,18 +74,18 @@ impl IfcaParams {
                 "must be finite and > 0",
             ));
         }
-        if cfg.ifca_option == IfcaOption::Model {
+        if c.option == IfcaOption::Model {
             local.check(fed)?;
         }
         Ok(Self {
             k,
-            option: cfg.ifca_option,
+            option: c.option,
             step: local.eta,
             local,
-            participation: cfg.participation,
-            restarts: cfg.restarts,
-            init: cfg.ifca_init,
-            init_scale: cfg.init_scale,
+            participation: c.participation,
+            restarts: c.restarts,
+            init: c.init,
+            init_scale: c.init_scale,
         })
     }
 }
@@ -372,8 +379,8 @@ pub fn run_restarts_batch(
 /// IFCA (`ifca`).
 #[derive(Clone, Debug)]
 pub struct Ifca {
-    /// Configuration.
-    pub cfg: RunConfig,
+    /// Parameters.
+    pub params: IfcaConfig,
     /// Initial models of restart 0 (`d × k`); restarts `1..R` stay random. Random when `None`.
     pub init: Option<DMatrix<f64>>,
 }
@@ -458,7 +465,7 @@ impl WithRandomness for Ifca {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        let p = IfcaParams::from_config(&self.cfg, fed)?;
+        let p = IfcaParams::resolve(&self.params, fed)?;
         self.check_given(&p, fed, given)?;
         let schedule = given.participation.as_ref().map(|s| &s.value);
         let mut losses = Vec::with_capacity(p.restarts);
@@ -491,7 +498,7 @@ impl WithRandomness for Ifca {
                 .map(|r| self.start(&p, fed, seed, r, given))
                 .collect::<Result<Vec<_>>>()?;
             let ids: Vec<usize> = (0..p.restarts).collect();
-            for group in ids.chunks(self.cfg.replicate_batch.max(1)) {
+            for group in ids.chunks(self.params.replicate_batch.max(1)) {
                 let outcomes = run_restarts_batch(
                     fed,
                     &p,
@@ -574,7 +581,7 @@ impl WithRandomness for Ifca {
     /// The initial models of every restart (`R × k × d`, or `k × d` with one restart) and, with
     /// partial participation or a supplied schedule, the participation schedule.
     fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
-        let p = IfcaParams::from_config(&self.cfg, fed)?;
+        let p = IfcaParams::resolve(&self.params, fed)?;
         self.check_given(&p, fed, given)?;
         let drawn: std::path::PathBuf = format!("<drawn from seed {seed}>").into();
         let inits = (0..p.restarts)
@@ -707,7 +714,7 @@ pub(crate) mod tests {
             ..cfg_with(IfcaOption::Gradient, g, 2)
         };
         let alg = Ifca {
-            cfg,
+            params: cfg.ifca().unwrap(),
             init: Some(ts.clone()),
         };
         let out = alg.run(&fed, 1, &mut Recorder::quiet()).unwrap();
@@ -765,7 +772,7 @@ pub(crate) mod tests {
             ..RunConfig::default()
         };
         let out = Ifca {
-            cfg: cfg.clone(),
+            params: cfg.clone().ifca().unwrap(),
             init: None,
         }
         .run(&fed, 11, &mut Recorder::quiet())
