@@ -111,10 +111,13 @@ fn ifca_official(cfg: &RunConfig) {
                 &[("r", r), ("sigma", IFCA_OFFICIAL_SIGMA)],
             );
             let alg = IfcaOfficial {
-                cfg: cfg.clone(),
+                params: cfg
+                    .clone()
+                    .ifca_official()
+                    .expect("valid ifca-official parameters"),
                 data_sigma: Some(IFCA_OFFICIAL_SIGMA.parse().expect("σ")),
             };
-            let p = OfficialParams::from_config(&alg.cfg, &fed, alg.data_sigma).expect("params");
+            let p = OfficialParams::resolve(&alg.params, &fed, alg.data_sigma).expect("params");
             let runs = alg.grid(&fed, &p, seed).expect("grid runs");
             let values: Vec<f64> = runs.iter().map(|r| r.min_dist).collect();
             let v = official_success(&values, p.threshold);

@@ -79,13 +79,15 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
             init: None,
         }),
         Box::new(IfcaOfficial {
-            cfg: RunConfig {
+            params: RunConfig {
                 k: Some(2),
                 ifca_official_inits: 2,
                 ifca_official_iterations: 20,
                 ifca_official_lrs: Some(vec![0.1, 0.01]),
                 ..cfg()
-            },
+            }
+            .ifca_official()
+            .unwrap(),
             data_sigma: Some(0.1),
         }),
         Box::new(FedAvg {
@@ -258,13 +260,15 @@ fn client_order_does_not_matter() {
             params: cfg().cfl().unwrap(),
         }),
         Box::new(IfcaOfficial {
-            cfg: RunConfig {
+            params: RunConfig {
                 k: Some(3),
                 ifca_official_inits: 2,
                 ifca_official_iterations: 30,
                 ifca_official_lrs: Some(vec![0.1]),
                 ..cfg()
-            },
+            }
+            .ifca_official()
+            .unwrap(),
             data_sigma: Some(0.1),
         }),
     ];
@@ -455,7 +459,7 @@ fn bad_parameters_are_typed() {
             init: None,
         }),
         Box::new(IfcaOfficial {
-            cfg: big.clone(),
+            params: big.clone().ifca_official().unwrap(),
             data_sigma: Some(0.1),
         }),
         Box::new(OneShot {

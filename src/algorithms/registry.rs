@@ -44,7 +44,10 @@ pub fn build(
             params: typed.ifca()?,
             init,
         }),
-        AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial { cfg, data_sigma }),
+        AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial {
+            params: typed.ifca_official()?,
+            data_sigma,
+        }),
         AlgorithmKind::Fedavg => Box::new(FedAvg {
             params: typed.fedavg()?,
         }),

@@ -173,3 +173,23 @@ pub struct IfcaConfig {
     /// Restarts advanced together in one pass over the data (results do not depend on it).
     pub replicate_batch: usize,
 }
+
+/// Validated parameters of the IFCA authors' released protocol (`ifca-official`) before the
+/// data is known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IfcaOfficialConfig {
+    /// Number of models; `None` = the data's `k`.
+    pub k: Option<usize>,
+    /// Learning-rate grid (`None`: the official grid for k = 2 or 4).
+    pub lrs: Option<Vec<f64>>,
+    /// Init seeds per data seed (≥ 1).
+    pub inits: usize,
+    /// Iterations per run.
+    pub iterations: usize,
+    /// σ of the success rule (`None`: the data's generator σ).
+    pub sigma: Option<f64>,
+    /// Threshold offset (≥ 0).
+    pub offset: f64,
+    /// Runs advanced together in one pass over the data (results do not depend on it).
+    pub replicate_batch: usize,
+}

@@ -6,8 +6,8 @@ use super::baselines::{
     check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
 };
 use super::baselines::{
-    CflConfig, FedAvgParams, IfcaConfig, LocalParams, OneShotParams, OracleLabelsParams,
-    SrfcaConfig,
+    CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, LocalParams, OneShotParams,
+    OracleLabelsParams, SrfcaConfig,
 };
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
@@ -465,6 +465,23 @@ impl RunConfig {
             restarts: self.restarts,
             init: self.ifca_init,
             init_scale: self.init_scale,
+            replicate_batch: self.replicate_batch,
+        })
+    }
+
+    /// `ifca-official`'s parameters.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key.
+    pub fn ifca_official(&self) -> Result<IfcaOfficialConfig> {
+        check_ifca(self)?;
+        Ok(IfcaOfficialConfig {
+            k: self.k,
+            lrs: self.ifca_official_lrs.clone(),
+            inits: self.ifca_official_inits,
+            iterations: self.ifca_official_iterations,
+            sigma: self.ifca_official_sigma,
+            offset: self.ifca_official_offset,
             replicate_batch: self.replicate_batch,
         })
     }

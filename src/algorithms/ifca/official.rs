@@ -36,8 +36,8 @@ use crate::engine::recorder::{Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::check_ifca;
 use crate::params::RunConfig;
+use crate::params::{resolve_k, IfcaOfficialConfig};
 use nalgebra::DMatrix;
 use serde::Serialize;
 use serde_json::json;
@@ -77,10 +77,21 @@ impl OfficialParams {
     /// # Errors
     /// Range errors, missing θ* or σ, k without a default grid.
     pub fn from_config(cfg: &RunConfig, fed: &Federation, data_sigma: Option<f64>) -> Result<Self> {
-        check_ifca(cfg)?;
-        let k = cfg.resolve_k(fed)?;
+        Self::resolve(&cfg.ifca_official()?, fed, data_sigma)
+    }
+
+    /// Resolve validated parameters against a federation (`k`, the grid, σ).
+    ///
+    /// # Errors
+    /// Missing θ* or σ, k without a default grid.
+    pub fn resolve(
+        cfg: &IfcaOfficialConfig,
+        fed: &Federation,
+        data_sigma: Option<f64>,
+    ) -> Result<Self> {
+        let k = resolve_k(cfg.k, fed)?;
         fed.require_theta_star("ifca-official's min_dist")?;
-        let lrs = match (&cfg.ifca_official_lrs, k) {
+        let lrs = match (&cfg.lrs, k) {
             (Some(l), _) => l.clone(),
             (None, 2) => vec![1.0, 0.1, 0.01],
             (None, 4) => vec![2.0, 1.0, 0.5],
@@ -92,7 +103,7 @@ impl OfficialParams {
                 ))
             }
         };
-        let (sigma, sigma_source) = match (cfg.ifca_official_sigma, data_sigma) {
+        let (sigma, sigma_source) = match (cfg.sigma, data_sigma) {
             (Some(s), _) => (s, "ifca_official_sigma"),
             (None, Some(s)) => (s, "the data's generator sigma"),
             (None, None) => {
@@ -104,12 +115,12 @@ impl OfficialParams {
         Ok(Self {
             k,
             lrs,
-            inits: cfg.ifca_official_inits,
-            iterations: cfg.ifca_official_iterations,
+            inits: cfg.inits,
+            iterations: cfg.iterations,
             sigma,
             sigma_source: sigma_source.into(),
-            offset: cfg.ifca_official_offset,
-            threshold: OFFICIAL_THRESHOLD_FACTOR * sigma + cfg.ifca_official_offset,
+            offset: cfg.offset,
+            threshold: OFFICIAL_THRESHOLD_FACTOR * sigma + cfg.offset,
         })
     }
 }
@@ -346,8 +357,8 @@ pub fn official_success(values: &[f64], threshold: f64) -> OfficialVerdict {
 /// depend on the batch size or the thread count.
 #[derive(Clone, Debug)]
 pub struct IfcaOfficial {
-    /// Configuration.
-    pub cfg: RunConfig,
+    /// Parameters.
+    pub params: IfcaOfficialConfig,
     /// σ the data were generated with (the CLI takes it from the data set's manifest).
     pub data_sigma: Option<f64>,
 }
@@ -372,7 +383,7 @@ impl IfcaOfficial {
             })
             .collect();
         let mut runs = Vec::with_capacity(starts.len());
-        for batch in starts.chunks(self.cfg.replicate_batch.max(1)) {
+        for batch in starts.chunks(self.params.replicate_batch.max(1)) {
             runs.extend(official_runs_batch(fed, batch, p.iterations)?);
         }
         Ok(runs)
@@ -385,7 +396,7 @@ impl Algorithm for IfcaOfficial {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        let p = OfficialParams::from_config(&self.cfg, fed, self.data_sigma)?;
+        let p = OfficialParams::resolve(&self.params, fed, self.data_sigma)?;
         let runs = self.grid(fed, &p, seed)?;
         let values: Vec<f64> = runs.iter().map(|r| r.min_dist).collect();
         let verdict = official_success(&values, p.threshold);
@@ -523,14 +534,16 @@ mod tests {
         };
         let p = OfficialParams::from_config(&cfg, &data.train, Some(0.001)).unwrap();
         let all = IfcaOfficial {
-            cfg: cfg.clone(),
+            params: cfg.clone().ifca_official().unwrap(),
             data_sigma: Some(0.001),
         };
         let one = IfcaOfficial {
-            cfg: RunConfig {
+            params: RunConfig {
                 replicate_batch: 1,
                 ..cfg.clone()
-            },
+            }
+            .ifca_official()
+            .unwrap(),
             data_sigma: Some(0.001),
         };
         let a = all.grid(&data.train, &p, 5).unwrap();
