@@ -28,7 +28,7 @@ fn one(setting: &str, seed: u64, cfg: &RunConfig) -> Row {
     let ts = fed.theta_star().expect("synthetic").clone();
     let delta = separation(&ts);
     let oracle = Phase2Only {
-        cfg: cfg.clone(),
+        params: cfg.clone().phase2_only(),
         init: None,
         oracle: true,
     };
@@ -39,7 +39,7 @@ fn one(setting: &str, seed: u64, cfg: &RunConfig) -> Row {
         .expect("k models")
         .value;
     let tp = TwoPhase {
-        cfg: cfg.clone(),
+        params: cfg.clone().two_phase(),
         init: None,
     };
     match tp.run_detailed(fed, seed, &mut Recorder::quiet()) {

@@ -249,7 +249,7 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
             ..RunConfig::default()
         };
         let (out, p1) = TwoPhase {
-            cfg: cfg.clone(),
+            params: cfg.clone().two_phase(),
             init: None,
         }
         .run_detailed(&fed, seed, &mut Recorder::new(false))
@@ -263,7 +263,7 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
         );
         let ours = bottleneck_distance(&out.theta_hat, ts).unwrap().value;
         let oracle = Phase2Only {
-            cfg,
+            params: cfg.phase2_only(),
             init: None,
             oracle: true,
         }
@@ -287,14 +287,17 @@ fn two_phase_is_deterministic() {
         ..RunConfig::default()
     };
     let a = TwoPhase {
-        cfg: cfg.clone(),
+        params: cfg.clone().two_phase(),
         init: None,
     }
     .run(&fed, 4, &mut Recorder::new(false))
     .unwrap();
-    let b = TwoPhase { cfg, init: None }
-        .run(&fed, 4, &mut Recorder::new(false))
-        .unwrap();
+    let b = TwoPhase {
+        params: cfg.two_phase(),
+        init: None,
+    }
+    .run(&fed, 4, &mut Recorder::new(false))
+    .unwrap();
     let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&a.theta_hat), bits(&b.theta_hat));
     assert_eq!(a.labels, b.labels);
@@ -369,9 +372,12 @@ fn bad_inputs_give_typed_errors() {
         eta: Some(10.0),
         ..RunConfig::default()
     };
-    let e = TwoPhase { cfg, init: None }
-        .run(&fed, 1, &mut Recorder::new(false))
-        .unwrap_err();
+    let e = TwoPhase {
+        params: cfg.two_phase(),
+        init: None,
+    }
+    .run(&fed, 1, &mut Recorder::new(false))
+    .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("largest admissible eta"), "{e}");
     // Too few eligible anchors.
@@ -430,7 +436,7 @@ fn bad_inputs_give_typed_errors() {
     assert!(run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).is_err());
     // Wrong init dimension.
     let e = Phase2Only {
-        cfg: RunConfig::default(),
+        params: RunConfig::default().phase2_only(),
         init: Some(DMatrix::zeros(7, 3)),
         oracle: false,
     }

@@ -27,16 +27,18 @@ pub fn build(
     data_sigma: Option<f64>,
 ) -> Result<Box<dyn Algorithm>> {
     let typed = cfg;
-    let cfg = cfg.clone();
     Ok(match kind {
-        AlgorithmKind::TwoPhase => Box::new(TwoPhase { cfg, init }),
+        AlgorithmKind::TwoPhase => Box::new(TwoPhase {
+            params: typed.two_phase(),
+            init,
+        }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            cfg,
+            params: typed.phase2_only(),
             init,
             oracle: false,
         }),
         AlgorithmKind::Oracle => Box::new(Phase2Only {
-            cfg,
+            params: typed.phase2_only(),
             init: None,
             oracle: true,
         }),
@@ -139,11 +141,13 @@ fn with_randomness(
     cfg: &RunConfig,
 ) -> Result<Option<Box<dyn WithRandomness>>> {
     let typed = cfg;
-    let cfg = cfg.clone();
     Ok(Some(match kind {
-        AlgorithmKind::TwoPhase => Box::new(TwoPhase { cfg, init: None }),
+        AlgorithmKind::TwoPhase => Box::new(TwoPhase {
+            params: typed.two_phase(),
+            init: None,
+        }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            cfg,
+            params: typed.phase2_only(),
             init: None,
             oracle: false,
         }),

@@ -13,7 +13,7 @@
 use crate::algorithms::fedmd::{phase1_randomness, run_fedmd_with, FedMdOutput};
 use crate::engine::init::{check_init, random_init, single_init};
 use crate::params::AlgorithmKind;
-use crate::params::RunConfig;
+use crate::params::{resolve_k, Phase2OnlyParams, TwoPhaseParams};
 
 use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job};
 use crate::engine::contract::WithRandomness;
@@ -31,8 +31,8 @@ use serde_json::json;
 /// The SXY22 two-phase algorithm (`two-phase`).
 #[derive(Clone, Debug)]
 pub struct TwoPhase {
-    /// Configuration.
-    pub cfg: RunConfig,
+    /// Parameters.
+    pub params: TwoPhaseParams,
     /// Common Phase 1 start `θ₀` (`d × 1`); random when `None`.
     pub init: Option<DMatrix<f64>>,
 }
@@ -53,7 +53,10 @@ impl TwoPhase {
 
     /// Phase 1 and Phase 2 parameters, checked.
     fn params(&self, fed: &Federation) -> Result<(FedMdParams, Phase2Params)> {
-        let p1 = self.cfg.phase1(fed)?;
+        let p1 = self
+            .params
+            .phase1
+            .resolve(resolve_k(self.params.k, fed)?, fed);
         if p1.k < 2 {
             return Err(FedmixError::invalid(
                 "k",
@@ -61,7 +64,7 @@ impl TwoPhase {
                 "the two-phase algorithm needs k ≥ 2 (the separation Δ is undefined for one cluster)",
             ));
         }
-        let p2 = self.cfg.phase2(fed);
+        let p2 = self.params.phase2.resolve(fed);
         p2.check(fed)?;
         Ok((p1, p2))
     }
@@ -74,7 +77,7 @@ impl TwoPhase {
                 check_init(m, fed.d(), 1)?;
                 m.column(0).clone_owned()
             }
-            (None, None) => random_init(fed.d(), 1, self.cfg.init_scale, seed, 0)
+            (None, None) => random_init(fed.d(), 1, self.params.init_scale, seed, 0)
                 .column(0)
                 .clone_owned(),
         })
@@ -238,8 +241,8 @@ impl WithRandomness for TwoPhase {
 /// Phase 2 alone (`phase2`) from given or random models, or from `θ*` (`oracle`).
 #[derive(Clone, Debug)]
 pub struct Phase2Only {
-    /// Configuration.
-    pub cfg: RunConfig,
+    /// Parameters.
+    pub params: Phase2OnlyParams,
     /// Initial models (`d × k`); random when `None`.
     pub init: Option<DMatrix<f64>>,
     /// Start at `θ*` (the oracle, SXY22 App. C (4)).
@@ -249,14 +252,14 @@ pub struct Phase2Only {
 impl Phase2Only {
     /// The start: `θ*` (oracle), supplied, `self.init`, or drawn.
     fn theta0(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<DMatrix<f64>> {
-        let k = self.cfg.resolve_k(fed)?;
+        let k = resolve_k(self.params.k, fed)?;
         let theta0 = if self.oracle {
             fed.require_theta_star("the oracle")?.clone()
         } else {
             match (&given.init, &self.init) {
                 (Some(s), _) => single_init(s, fed.d(), k)?,
                 (None, Some(m)) => m.clone(),
-                (None, None) => random_init(fed.d(), k, self.cfg.init_scale, seed, 0),
+                (None, None) => random_init(fed.d(), k, self.params.init_scale, seed, 0),
             }
         };
         check_init(&theta0, fed.d(), k)?;
@@ -286,7 +289,7 @@ impl WithRandomness for Phase2Only {
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
         let theta0 = self.theta0(fed, seed, given)?;
-        let p2 = self.cfg.phase2(fed);
+        let p2 = self.params.phase2.resolve(fed);
         let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
         let mut extra = serde_json::Map::new();
         extra.insert("phase2".into(), json!(p2));

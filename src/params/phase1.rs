@@ -3,6 +3,7 @@
 //! with their data-independent checks.
 
 use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
 use serde::{Deserialize, Serialize};
 
 /// Phase 1 variant (public names `practical`, `faithful`).
@@ -129,4 +130,117 @@ impl FedMdParams {
         }
         Ok(())
     }
+}
+
+/// Phase 1's parameters as configured, before the data is known (the keys `phase1_variant`,
+/// `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`, `separation`, `alpha`,
+/// `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`); [`Phase1Config::resolve`] fills the
+/// data-dependent defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Phase1Config {
+    /// Variant.
+    pub variant: Phase1Variant,
+    /// Iterations `T`.
+    pub iterations: usize,
+    /// Anchors `n_H`; `None` = `min(⌈k ln N⌉, eligible)` (practical) or `⌈k ln N⌉` (faithful).
+    pub anchors: Option<usize>,
+    /// Minimum `n_i` of a practical-variant anchor; `None` = `5k`.
+    pub anchor_min_samples: Option<usize>,
+    /// Stopping threshold `ε`.
+    pub epsilon: f64,
+    /// Separation `Δ`; `None` = from `θ*`.
+    pub separation: Option<f64>,
+    /// `α`.
+    pub alpha: f64,
+    /// `β`.
+    pub beta: f64,
+    /// Sample pairing of the practical variant.
+    pub pairing: Pairing,
+    /// Subspace method of the practical variant.
+    pub subspace: SubspaceMethod,
+    /// Orthogonal-iteration steps `T₁`.
+    pub t1: usize,
+    /// Power-iteration steps `T₂`.
+    pub t2: usize,
+    /// Fresh clients per iteration (faithful); `None` = all available split over `T`.
+    pub m: Option<usize>,
+    /// Fresh sample pairs per anchor per iteration (faithful); `None` = the most the anchors allow.
+    pub ell: Option<usize>,
+}
+
+impl Phase1Config {
+    /// The parameters for `k` clusters on `fed`, defaults filled from the data.
+    pub fn resolve(&self, k: usize, fed: &Federation) -> FedMdParams {
+        let min_samples = self.anchor_min_samples.unwrap_or(5 * k);
+        let t = self.iterations.max(1);
+        let (anchors, ell, m) = match self.variant {
+            Phase1Variant::Practical => {
+                let eligible = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= min_samples.max(2))
+                    .count();
+                let default = ((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize;
+                (
+                    self.anchors.unwrap_or(default.min(eligible).max(k)),
+                    self.ell.unwrap_or(1),
+                    self.m.unwrap_or(1),
+                )
+            }
+            Phase1Variant::Faithful => {
+                let anchors = self
+                    .anchors
+                    .unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
+                let mut sizes = fed.sizes();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                let nth = sizes.get(anchors.saturating_sub(1)).copied().unwrap_or(0);
+                let ell = self.ell.unwrap_or((nth / (2 * t)).max(1));
+                let pool = (0..fed.num_clients())
+                    .filter(|&i| fed.n(i) >= 2)
+                    .count()
+                    .saturating_sub(anchors);
+                (anchors, ell, self.m.unwrap_or((pool / t).max(1)))
+            }
+        };
+        FedMdParams {
+            variant: self.variant,
+            k,
+            anchors,
+            iterations: self.iterations,
+            t1: self.t1,
+            t2: self.t2,
+            m,
+            ell,
+            epsilon: self.epsilon,
+            separation: self.separation,
+            alpha: self.alpha,
+            beta: self.beta,
+            pairing: self.pairing,
+            subspace: self.subspace,
+            anchor_min_samples: min_samples,
+        }
+    }
+}
+
+/// Parameters of the two-phase algorithm (`two-phase`): Phase 1, Phase 2, the number of
+/// clusters and the scale of the common random start.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TwoPhaseParams {
+    /// Number of clusters; `None` = the data's.
+    pub k: Option<usize>,
+    /// Phase 1.
+    pub phase1: Phase1Config,
+    /// Phase 2.
+    pub phase2: super::phase2::Phase2Config,
+    /// Scale of the random start `θ₀ ~ N(0, init_scale² I_d / d)`.
+    pub init_scale: f64,
+}
+
+/// Parameters of Phase 2 run alone (`phase2`, `oracle`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Phase2OnlyParams {
+    /// Number of clusters; `None` = the data's.
+    pub k: Option<usize>,
+    /// Phase 2.
+    pub phase2: super::phase2::Phase2Config,
+    /// Scale of the random start (`phase2`; the oracle starts at `θ*`).
+    pub init_scale: f64,
 }

@@ -11,7 +11,10 @@ use super::baselines::{
 };
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
-use super::phase1::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use super::phase1::{
+    FedMdParams, Pairing, Phase1Config, Phase1Variant, Phase2OnlyParams, SubspaceMethod,
+    TwoPhaseParams,
+};
 use super::phase2::{LocalSolver, Phase2Config, Phase2Params, StepRule};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -518,53 +521,46 @@ impl RunConfig {
     /// # Errors
     /// k unknown.
     pub fn phase1(&self, fed: &Federation) -> Result<FedMdParams> {
-        let k = self.resolve_k(fed)?;
-        let min_samples = self.anchor_min_samples.unwrap_or(5 * k);
-        let t = self.phase1_iterations.max(1);
-        let (anchors, ell, m) = match self.phase1_variant {
-            Phase1Variant::Practical => {
-                let eligible = (0..fed.num_clients())
-                    .filter(|&i| fed.n(i) >= min_samples.max(2))
-                    .count();
-                let default = ((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize;
-                (
-                    self.anchors.unwrap_or(default.min(eligible).max(k)),
-                    self.ell.unwrap_or(1),
-                    self.m.unwrap_or(1),
-                )
-            }
-            Phase1Variant::Faithful => {
-                let anchors = self
-                    .anchors
-                    .unwrap_or(((k as f64) * (fed.total_samples() as f64).ln()).ceil() as usize);
-                let mut sizes = fed.sizes();
-                sizes.sort_unstable_by(|a, b| b.cmp(a));
-                let nth = sizes.get(anchors.saturating_sub(1)).copied().unwrap_or(0);
-                let ell = self.ell.unwrap_or((nth / (2 * t)).max(1));
-                let pool = (0..fed.num_clients())
-                    .filter(|&i| fed.n(i) >= 2)
-                    .count()
-                    .saturating_sub(anchors);
-                (anchors, ell, self.m.unwrap_or((pool / t).max(1)))
-            }
-        };
-        Ok(FedMdParams {
+        Ok(self.phase1_config().resolve(self.resolve_k(fed)?, fed))
+    }
+
+    /// Phase 1's parameters before the data is known.
+    pub fn phase1_config(&self) -> Phase1Config {
+        Phase1Config {
             variant: self.phase1_variant,
-            k,
-            anchors,
             iterations: self.phase1_iterations,
-            t1: self.t1,
-            t2: self.t2,
-            m,
-            ell,
+            anchors: self.anchors,
+            anchor_min_samples: self.anchor_min_samples,
             epsilon: self.epsilon,
             separation: self.separation,
             alpha: self.alpha,
             beta: self.beta,
             pairing: self.pairing,
             subspace: self.subspace,
-            anchor_min_samples: min_samples,
-        })
+            t1: self.t1,
+            t2: self.t2,
+            m: self.m,
+            ell: self.ell,
+        }
+    }
+
+    /// `two-phase`'s parameters.
+    pub fn two_phase(&self) -> TwoPhaseParams {
+        TwoPhaseParams {
+            k: self.k,
+            phase1: self.phase1_config(),
+            phase2: self.phase2_config(),
+            init_scale: self.init_scale,
+        }
+    }
+
+    /// The parameters of Phase 2 run alone (`phase2`, `oracle`).
+    pub fn phase2_only(&self) -> Phase2OnlyParams {
+        Phase2OnlyParams {
+            k: self.k,
+            phase2: self.phase2_config(),
+            init_scale: self.init_scale,
+        }
     }
 }
 

@@ -154,7 +154,7 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
         let algs: Vec<TwoPhase> = members
             .iter()
             .map(|&m| TwoPhase {
-                cfg: cell.configs[m].clone(),
+                params: cell.configs[m].clone().two_phase(),
                 init: None,
             })
             .collect();

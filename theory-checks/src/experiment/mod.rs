@@ -84,7 +84,7 @@ metric = "distance"
         let data = synthetic::generate_named("sxy-balanced", 1, &cell.data).unwrap();
         for (series, cfg) in got.series.iter().zip(&cell.configs) {
             let alg = fedmix::algorithms::two_phase::TwoPhase {
-                cfg: cfg.clone(),
+                params: cfg.clone().two_phase(),
                 init: None,
             };
             let mut rec = Recorder::new(false);

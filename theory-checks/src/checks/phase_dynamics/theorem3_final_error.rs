@@ -154,7 +154,7 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     .ceil() as usize;
     rc.rounds = rounds;
     let alg = TwoPhase {
-        cfg: rc,
+        params: rc.two_phase(),
         init: None,
     };
     let (error, failure) = match alg.run_detailed(&fed, seed, &mut Recorder::quiet()) {
