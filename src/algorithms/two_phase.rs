@@ -1,14 +1,13 @@
 //! The SXY22 two-phase pipeline (Phase 1 FedMD, then Phase 2 FedX + clustering), Phase 2 alone,
-//! and the oracle, behind the [`Algorithm`] trait, with the TOML / `--set` run configuration.
+//! and the oracle, behind the [`Algorithm`] trait, each holding its validated parameters
+//! ([`TwoPhaseParams`], [`Phase2OnlyParams`]).
 //!
-//! Public parameter names (TOML and `--set`): `eta`, `eta_gamma`, `local_steps`,
-//! `local_solver` (`fedavg` | `fedprox`), `rounds`, `phase1_variant` (`practical` |
-//! `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`, `separation`,
-//! `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`, `init_scale`, `k`,
-//! `restarts`, `participation`, `replicate_batch`. Unknown keys are rejected. Baseline
-//! parameters (IFCA, local, one-shot, SR-FCA, CFL) are appended at the end of [`RunConfig`]:
-//! `ifca_*`, `local_ridge`, `kmeans_*`, `srfca_*`, `cfl_*`; each is documented on its field and
-//! range-checked in [`RunConfig::check`].
+//! Their keys (TOML and `--set`): `eta`, `eta_gamma`, `local_steps`, `local_solver` (`fedavg` |
+//! `fedprox`), `rounds`, `k`, `init_scale` (not the oracle), and for `two-phase` also `phase1_variant`
+//! (`practical` | `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`,
+//! `separation`, `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`; each is
+//! documented on its field of [`crate::params::RunConfig`], and any other key is refused
+//! ([`crate::params::keys_of`]).
 
 use crate::algorithms::fedmd::{phase1_randomness, run_fedmd_with, FedMdOutput};
 use crate::engine::init::{check_init, random_init, single_init};
