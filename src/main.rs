@@ -247,6 +247,9 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
     let ds = read_dataset(dir)?;
     let fed = &ds.train;
     let (eta, which) = match eta {
+        Some(e) if !(e.is_finite() && e > 0.0) => {
+            return Err(FedmixError::invalid("--eta", e, "must be finite and > 0"))
+        }
         Some(e) => (e, "--eta"),
         None => (
             fedmix::params::RunConfig::default().phase2(fed).eta,

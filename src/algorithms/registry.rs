@@ -26,48 +26,45 @@ pub fn build(
     init: Option<DMatrix<f64>>,
     data_sigma: Option<f64>,
 ) -> Result<Box<dyn Algorithm>> {
-    let typed = cfg;
     Ok(match kind {
         AlgorithmKind::TwoPhase => Box::new(TwoPhase {
-            params: typed.two_phase(),
+            params: cfg.two_phase(),
             init,
         }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            params: typed.phase2_only(),
+            params: cfg.phase2_only(),
             init,
             oracle: false,
         }),
         AlgorithmKind::Oracle => Box::new(Phase2Only {
-            params: typed.phase2_only(),
+            params: cfg.phase2_only(),
             init: None,
             oracle: true,
         }),
         AlgorithmKind::Ifca => Box::new(Ifca {
-            params: typed.ifca()?,
+            params: cfg.ifca()?,
             init,
         }),
         AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial {
-            params: typed.ifca_official()?,
+            params: cfg.ifca_official()?,
             data_sigma,
         }),
         AlgorithmKind::Fedavg => Box::new(FedAvg {
-            params: typed.fedavg()?,
+            params: cfg.fedavg()?,
         }),
         AlgorithmKind::Local => Box::new(local::Local {
-            params: typed.local()?,
+            params: cfg.local()?,
         }),
         AlgorithmKind::OneShot => Box::new(one_shot::OneShot {
-            params: typed.one_shot()?,
+            params: cfg.one_shot()?,
         }),
         AlgorithmKind::OracleLabels => Box::new(oracle_labels::OracleLabels {
-            params: typed.oracle_labels(),
+            params: cfg.oracle_labels(),
         }),
         AlgorithmKind::SrFca => Box::new(sr_fca::SrFca {
-            params: typed.srfca()?,
+            params: cfg.srfca()?,
         }),
-        AlgorithmKind::Cfl => Box::new(cfl::Cfl {
-            params: typed.cfl()?,
-        }),
+        AlgorithmKind::Cfl => Box::new(cfl::Cfl { params: cfg.cfl()? }),
     })
 }
 
@@ -140,23 +137,22 @@ fn with_randomness(
     kind: AlgorithmKind,
     cfg: &RunConfig,
 ) -> Result<Option<Box<dyn WithRandomness>>> {
-    let typed = cfg;
     Ok(Some(match kind {
         AlgorithmKind::TwoPhase => Box::new(TwoPhase {
-            params: typed.two_phase(),
+            params: cfg.two_phase(),
             init: None,
         }),
         AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            params: typed.phase2_only(),
+            params: cfg.phase2_only(),
             init: None,
             oracle: false,
         }),
         AlgorithmKind::Ifca => Box::new(Ifca {
-            params: typed.ifca()?,
+            params: cfg.ifca()?,
             init: None,
         }),
         AlgorithmKind::Fedavg => Box::new(FedAvg {
-            params: typed.fedavg()?,
+            params: cfg.fedavg()?,
         }),
         _ => return Ok(None),
     }))

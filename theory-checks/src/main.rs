@@ -155,10 +155,14 @@ fn main() -> ExitCode {
                 force: *force,
                 jobs: jobs(args.jobs),
                 stop_after: match stop_after {
-                    Some(m) if !(m.is_finite() && *m >= 0.0) => {
-                        return Err(format!("--stop-after {m}: must be a number of minutes ≥ 0"))
-                    }
-                    Some(m) => Some(std::time::Duration::from_secs_f64(m * 60.0)),
+                    Some(m) => Some(
+                        std::time::Duration::try_from_secs_f64(m * 60.0)
+                            .ok()
+                            .filter(|_| *m >= 0.0)
+                            .ok_or_else(|| {
+                                format!("--stop-after {m}: must be a finite number of minutes ≥ 0 (at most ~10^17 s)")
+                            })?,
+                    ),
                     None => None,
                 },
             };

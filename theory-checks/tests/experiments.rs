@@ -392,5 +392,8 @@ fn a_time_budget_leaves_the_rest_for_resume() {
     );
     let bad = run(&["experiment", TINY, "--out", "x", "--stop-after", "-1"]);
     assert_eq!(bad.status.code(), Some(2));
+    let huge = run(&["experiment", TINY, "--out", "x", "--stop-after", "1e300"]);
+    assert_eq!(huge.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&huge.stderr).contains("panicked"));
     let _ = std::fs::remove_dir_all(d);
 }
