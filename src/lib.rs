@@ -17,7 +17,8 @@
 //! and Theorem 2) → parameters ([`params`]) → round engine ([`engine`]: client passes, local
 //! updates, participation, supplied randomness, the trace and the algorithm contract) →
 //! algorithms ([`algorithms`], one file per paper algorithm, [`algorithms::registry`] on top) →
-//! evaluation ([`output`], [`validate`]) → the `fedmix` CLI. The experiment runner and the
+//! evaluation ([`output`], [`validate`], [`runner`]: one run as every front end performs it) → the
+//! `fedmix` CLI. The experiment runner and the
 //! theory checks live in the `theory-checks` crate above all of it.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -35,5 +36,6 @@ pub mod params;
 pub mod prec;
 pub mod prelude;
 pub mod rng;
+pub mod runner;
 pub mod synthetic;
 pub mod validate;

@@ -311,19 +311,7 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-/// Data, configuration, algorithm and randomness of a run.
-struct Prepared {
-    ds: Dataset,
-    cfg: fedmix::params::RunConfig,
-    alg: Box<dyn fedmix::engine::contract::Algorithm>,
-    /// The randomness supplied from files.
-    given: fedmix::engine::randomness::Randomness,
-    /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
-    resolved: Option<fedmix::engine::randomness::Randomness>,
-}
-
-fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
-    use fedmix::algorithms::registry::{by_name_with, resolve};
+fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared, Dataset)> {
     use fedmix::engine::randomness::load;
     use fedmix::params::RunConfig;
     let kind = fedmix::params::AlgorithmKind::parse(&args.algorithm)?;
@@ -363,106 +351,36 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<Prepared> {
         ds.train.d(),
         ds.train.num_clients(),
     )?;
-    let resolved = match export {
-        true => Some(resolve(kind, &cfg, &ds.train, args.seed, &given)?),
-        false => None,
-    };
-    let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
-    let alg = by_name_with(
-        kind,
-        &cfg,
-        resolved.clone().unwrap_or_else(|| given.clone()),
-        sigma,
-    )?;
-    Ok(Prepared {
+    Ok((
+        fedmix::runner::prepare(kind, cfg, &ds, args.seed, given, export)?,
         ds,
-        cfg,
-        alg,
-        given,
-        resolved,
-    })
+    ))
 }
 
 fn run_algorithm(args: RunArgs) -> Result<()> {
-    use fedmix::engine::recorder::Recorder;
     let started = std::time::Instant::now();
     fedmix::output::check_fresh_output(&args.out, args.force)?;
     if let Some(dir) = &args.export_randomness {
         fedmix::output::check_fresh_output(dir, args.force)?;
     }
-    let Prepared {
-        ds,
-        cfg,
-        alg,
-        given,
-        resolved,
-    } = prepare(&args.src, args.export_randomness.is_some())?;
+    let (prep, ds) = prepare(&args.src, args.export_randomness.is_some())?;
     let args_src = &args.src;
-    let mut rec = Recorder::new(args.save_iterates);
-    let out = alg.run(&ds.train, args_src.seed, &mut rec)?;
-    let exported = match (&args.export_randomness, &resolved) {
+    let (out, rec) = prep.run(&ds, args_src.seed, args.save_iterates)?;
+    let exported = match (&args.export_randomness, &prep.resolved) {
         (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r)?)),
         _ => None,
     };
-    let p2 = cfg.phase2(&ds.train);
-    let mut summary = serde_json::Map::new();
-    summary.insert("algorithm".into(), serde_json::json!(alg.name()));
-    summary.insert(
-        "fedmix_version".into(),
-        serde_json::json!(env!("CARGO_PKG_VERSION")),
-    );
-    summary.insert("seed".into(), serde_json::json!(args_src.seed));
-    summary.insert(
-        "data".into(),
-        serde_json::json!({
-            "dir": args_src.data.as_ref().map(|p| p.display().to_string()),
-            "setting": ds.manifest.setting,
-            "seed": ds.manifest.seed,
-            "parameters": ds.manifest.parameters,
-        }),
-    );
-    // The step actually taken: `eta` is `null` in the configuration when the default rule
-    // (`eta_gamma / max_i ‖φ_i‖²/n_i`) set it; record the value and where it came from.
-    let mut config = serde_json::to_value(&cfg).unwrap_or_default();
-    if let Some(c) = config.as_object_mut() {
-        let reads_eta = fedmix::params::keys_of(alg.kind()).contains(&"eta");
-        if reads_eta && cfg.eta.is_none() {
-            c.insert("eta".into(), serde_json::json!(p2.eta));
-            c.insert(
-                "eta_from".into(),
-                serde_json::json!("the default rule eta_gamma / max_i |phi_i|^2/n_i"),
-            );
-        }
-    }
-    summary.insert("config".into(), config);
-    summary.insert(
-        "init_file".into(),
-        serde_json::json!(args_src.init.as_ref().map(|p| p.display().to_string())),
-    );
-    summary.insert(
-        "randomness".into(),
-        serde_json::json!({
-            "supplied": fedmix::engine::randomness::summary(&given),
-            "drawn_from_seed": "everything not supplied",
-            "exported": exported.as_ref().map(|(dir, files)| serde_json::json!({
-                "dir": dir.display().to_string(),
-                "files": files,
-            })),
-        }),
-    );
-    summary.insert(
-        "constants".into(),
-        fedmix::output::data_constants(&ds.train, p2.eta, p2.local_steps),
-    );
-    summary.insert(
-        "final".into(),
-        fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out),
-    );
-    summary.insert(
-        "wall_time_seconds".into(),
-        serde_json::json!(started.elapsed().as_secs_f64()),
-    );
-    fedmix::output::write_run(&args.out, &ds.train, &out, &rec, summary)?;
+    let prov = fedmix::runner::Provenance {
+        data_dir: args_src.data.as_ref().map(|p| p.display().to_string()),
+        init_file: args_src.init.as_ref().map(|p| p.display().to_string()),
+        exported: exported
+            .as_ref()
+            .map(|(dir, files)| (dir.display().to_string(), files.clone())),
+        wall_time_seconds: Some(started.elapsed().as_secs_f64()),
+    };
+    let summary = prep.summary(&ds, args_src.seed, &out, &rec, &prov);
+    fedmix::output::write_run(&args.out, &ds.train, &out, &rec, &summary)?;
+    let alg = &prep.alg;
     let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
     say!("{} finished: {} rounds", alg.name(), rec.rows.len());
     say!("{}", fedmix::output::final_lines(&fin));
@@ -481,21 +399,14 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
 }
 
 fn validate(args: ValidateArgs) -> Result<bool> {
-    use fedmix::engine::recorder::Recorder;
     use fedmix::validate::{compare, Tolerance};
     for (name, v) in [("rtol", args.rtol), ("atol", args.atol)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
         }
     }
-    let Prepared {
-        ds,
-        alg,
-        given,
-        cfg,
-        ..
-    } = prepare(&args.src, false)?;
-    let init = given.first_init();
+    let (prep, ds) = prepare(&args.src, false)?;
+    let init = prep.given.first_init();
     let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
         Some(p) => Some(fedmix::io::read_i64(
@@ -504,8 +415,7 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         )?),
         None => None,
     };
-    let mut rec = Recorder::new(true);
-    alg.run(&ds.train, args.src.seed, &mut rec)?;
+    let (_, rec) = prep.run(&ds, args.src.seed, true)?;
     let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
     // The start of round 1, when the given initial models are the Phase 2 start.
     let start = init.filter(|m| {
@@ -531,19 +441,12 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         );
     } else {
         // The reference as resolved: the keys this algorithm reads, with their values.
-        let resolved = serde_json::to_value(&cfg).unwrap_or_default();
-        let p2 = cfg.phase2(&ds.train);
-        let shown: Vec<String> = fedmix::params::keys_of(alg.kind())
+        let shown: Vec<String> = prep
+            .reference_params(&ds)
             .into_iter()
-            .filter_map(|key| {
-                let v = match key {
-                    "eta" => serde_json::json!(p2.eta),
-                    _ => resolved.get(key)?.clone(),
-                };
-                (!v.is_null()).then(|| format!("{key}={v}"))
-            })
+            .map(|(key, v)| format!("{key}={v}"))
             .collect();
-        say!("reference: {} with {}", alg.name(), shown.join(" "));
+        say!("reference: {} with {}", prep.alg.name(), shown.join(" "));
         let worst = report
             .rounds
             .iter()

@@ -4,7 +4,7 @@
 //! Every file is written atomically; `summary.json` goes last.
 
 use crate::engine::contract::RunOutput;
-use crate::engine::recorder::{Phase, Recorder};
+use crate::engine::recorder::Recorder;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::io::{prepare_output_dir, write_atomic, write_f64, write_i64, write_json};
@@ -117,7 +117,8 @@ pub fn data_constants(fed: &Federation, eta: f64, local_steps: usize) -> Value {
     Value::Object(m)
 }
 
-/// Write a run directory. `summary` is completed with the outputs' facts.
+/// Write a run directory: the final models and labels, the trace, the iterates when recorded,
+/// and `summary` ([`crate::runner::Prepared::summary`]) last.
 ///
 /// # Errors
 /// [`FedmixError::Output`] / [`FedmixError::Io`].
@@ -126,7 +127,7 @@ pub fn write_run(
     fed: &Federation,
     out: &RunOutput,
     rec: &Recorder,
-    mut summary: Map<String, Value>,
+    summary: &Map<String, Value>,
 ) -> Result<()> {
     prepare_output_dir(dir)?;
     let theta: &DMatrix<f64> = &out.theta_hat;
@@ -172,20 +173,7 @@ pub fn write_run(
             )?;
         }
     }
-    summary.insert("termination".into(), json!(out.termination));
-    summary.insert("rounds_recorded".into(), json!(rec.rows.len()));
-    summary.insert(
-        "communication".into(),
-        json!({
-            "phase1": rec.comm_total(Some(Phase::Phase1)),
-            "phase2": rec.comm_total(Some(Phase::Phase2)),
-            "total": rec.comm_total(None),
-        }),
-    );
-    for (k, v) in &out.extra {
-        summary.insert(k.clone(), v.clone());
-    }
-    write_json(&dir.join("summary.json"), &Value::Object(summary))
+    write_json(&dir.join("summary.json"), &Value::Object(summary.clone()))
 }
 
 /// A label as written to `.npy`: [`crate::metrics::UNASSIGNED`] becomes `-1`.

@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("parameters", &["params"]),
     ("round engine", &["engine"]),
     ("algorithms", &["algorithms"]),
-    ("evaluation", &["output", "validate"]),
+    ("evaluation", &["output", "validate", "runner"]),
     ("interface", &["prelude", "lib", "main"]),
 ];
 

@@ -1,0 +1,188 @@
+//! One run exactly as `fedmix run` and `fedmix validate` perform it, for every front end (the
+//! CLI, the Python package): the algorithm built from its validated keys and the supplied
+//! randomness, run on the training federation, and the `summary.json` object. Two front ends
+//! that go through [`Prepared`] give the same bits and the same errors for the same inputs.
+
+use crate::algorithms::registry::{by_name_with, resolve};
+use crate::engine::contract::{Algorithm, RunOutput};
+use crate::engine::randomness::{self, Randomness};
+use crate::engine::recorder::{Phase, Recorder};
+use crate::error::Result;
+use crate::io::Dataset;
+use crate::params::{keys_of, AlgorithmKind, RunConfig};
+use serde_json::{json, Map, Value};
+
+/// An algorithm ready to run: its kind, its keys, the algorithm built from them and the
+/// randomness it takes from files.
+pub struct Prepared {
+    /// Which algorithm.
+    pub kind: AlgorithmKind,
+    /// Its keys (defaults where not set).
+    pub cfg: RunConfig,
+    /// The algorithm, bound to `resolved` (or `given`).
+    pub alg: Box<dyn Algorithm>,
+    /// The randomness supplied from files.
+    pub given: Randomness,
+    /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
+    pub resolved: Option<Randomness>,
+}
+
+/// Where a run's inputs came from, for the summary (`None` where not applicable).
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    /// The dataset directory (`--data`).
+    pub data_dir: Option<String>,
+    /// The initial-models file (`--init`).
+    pub init_file: Option<String>,
+    /// The directory and files `--export-randomness` wrote.
+    pub exported: Option<(String, Vec<String>)>,
+    /// Wall time of the whole command, seconds.
+    pub wall_time_seconds: Option<f64>,
+}
+
+/// Build algorithm `kind` with keys `cfg` for dataset `ds` under `seed`, taking `given` from
+/// files; with `export`, also resolve every draw the run will make (the algorithm then runs
+/// from exactly that, bit-identical to running from `given`).
+///
+/// # Errors
+/// Key out of range, a randomness file the algorithm does not use, a supplied value that does
+/// not fit the data, or (with `export`) an algorithm whose draws cannot be exported.
+pub fn prepare(
+    kind: AlgorithmKind,
+    cfg: RunConfig,
+    ds: &Dataset,
+    seed: u64,
+    given: Randomness,
+    export: bool,
+) -> Result<Prepared> {
+    let resolved = match export {
+        true => Some(resolve(kind, &cfg, &ds.train, seed, &given)?),
+        false => None,
+    };
+    let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
+    let alg = by_name_with(
+        kind,
+        &cfg,
+        resolved.clone().unwrap_or_else(|| given.clone()),
+        sigma,
+    )?;
+    Ok(Prepared {
+        kind,
+        cfg,
+        alg,
+        given,
+        resolved,
+    })
+}
+
+impl Prepared {
+    /// Run on the training federation of `ds`, keeping every round's models and labels when
+    /// `save_iterates`.
+    ///
+    /// # Errors
+    /// The algorithm's typed errors.
+    pub fn run(
+        &self,
+        ds: &Dataset,
+        seed: u64,
+        save_iterates: bool,
+    ) -> Result<(RunOutput, Recorder)> {
+        let mut rec = Recorder::new(save_iterates);
+        let out = self.alg.run(&ds.train, seed, &mut rec)?;
+        Ok((out, rec))
+    }
+
+    /// The keys this algorithm reads with the values it runs with (`eta` resolved from the
+    /// default rule where unset); keys whose value is unset (`null`) are left out.
+    pub fn reference_params(&self, ds: &Dataset) -> Vec<(&'static str, Value)> {
+        let all = serde_json::to_value(&self.cfg).unwrap_or_default();
+        let eta = self.cfg.phase2(&ds.train).eta;
+        keys_of(self.kind)
+            .into_iter()
+            .filter_map(|key| {
+                let v = match key {
+                    "eta" => json!(eta),
+                    _ => all.get(key)?.clone(),
+                };
+                (!v.is_null()).then_some((key, v))
+            })
+            .collect()
+    }
+
+    /// The `summary.json` object of a finished run: algorithm, seed, data, the keys (with the
+    /// step actually taken), supplied randomness, the data constants, final metrics, the
+    /// run's termination, communication and the algorithm's own summary.
+    pub fn summary(
+        &self,
+        ds: &Dataset,
+        seed: u64,
+        out: &RunOutput,
+        rec: &Recorder,
+        prov: &Provenance,
+    ) -> Map<String, Value> {
+        let p2 = self.cfg.phase2(&ds.train);
+        let mut summary = Map::new();
+        summary.insert("algorithm".into(), json!(self.alg.name()));
+        summary.insert("fedmix_version".into(), json!(env!("CARGO_PKG_VERSION")));
+        summary.insert("seed".into(), json!(seed));
+        summary.insert(
+            "data".into(),
+            json!({
+                "dir": prov.data_dir,
+                "setting": ds.manifest.setting,
+                "seed": ds.manifest.seed,
+                "parameters": ds.manifest.parameters,
+            }),
+        );
+        // The step actually taken: `eta` is `null` in the keys when the default rule
+        // (`eta_gamma / max_i ‖φ_i‖²/n_i`) set it; record the value and where it came from.
+        let mut config = serde_json::to_value(&self.cfg).unwrap_or_default();
+        if let Some(c) = config.as_object_mut() {
+            if keys_of(self.kind).contains(&"eta") && self.cfg.eta.is_none() {
+                c.insert("eta".into(), json!(p2.eta));
+                c.insert(
+                    "eta_from".into(),
+                    json!("the default rule eta_gamma / max_i |phi_i|^2/n_i"),
+                );
+            }
+        }
+        summary.insert("config".into(), config);
+        summary.insert("init_file".into(), json!(prov.init_file));
+        summary.insert(
+            "randomness".into(),
+            json!({
+                "supplied": randomness::summary(&self.given),
+                "drawn_from_seed": "everything not supplied",
+                "exported": prov.exported.as_ref().map(|(dir, files)| json!({
+                    "dir": dir,
+                    "files": files,
+                })),
+            }),
+        );
+        summary.insert(
+            "constants".into(),
+            crate::output::data_constants(&ds.train, p2.eta, p2.local_steps),
+        );
+        summary.insert(
+            "final".into(),
+            crate::output::final_metrics(&ds.train, ds.test.as_ref(), out),
+        );
+        if let Some(w) = prov.wall_time_seconds {
+            summary.insert("wall_time_seconds".into(), json!(w));
+        }
+        summary.insert("termination".into(), json!(out.termination));
+        summary.insert("rounds_recorded".into(), json!(rec.rows.len()));
+        summary.insert(
+            "communication".into(),
+            json!({
+                "phase1": rec.comm_total(Some(Phase::Phase1)),
+                "phase2": rec.comm_total(Some(Phase::Phase2)),
+                "total": rec.comm_total(None),
+            }),
+        );
+        for (k, v) in &out.extra {
+            summary.insert(k.clone(), v.clone());
+        }
+        summary
+    }
+}
