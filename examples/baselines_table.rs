@@ -27,6 +27,7 @@ use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
+use fedmix::engine::summary::RunSummary;
 use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
@@ -169,9 +170,13 @@ fn srfca(cfg: &RunConfig) {
         };
         let sr_cell = match sr.run_detailed(&fed, &mut Recorder::quiet()) {
             Ok((out, rep)) => {
-                let strict = out.extra["sr_fca"]["misclustering_unassigned_as_errors"]["clients"]
-                    .as_f64()
-                    .map_or("–".into(), |v| format!("{v:.2}"));
+                let strict = match &out.summary {
+                    RunSummary::SrFca { sr_fca } => {
+                        sr_fca.misclustering_unassigned_as_errors.as_ref()
+                    }
+                    _ => None,
+                }
+                .map_or("–".into(), |m| format!("{:.2}", m.clients));
                 format!(
                     "{} | {:.3} | {:?} | {} | {strict} | {}",
                     out.theta_hat.ncols(),
@@ -278,20 +283,12 @@ fn cfl(cfg: &RunConfig) {
             .run(&fed, seed, &mut Recorder::quiet())
             .expect("CFL runs");
             kh.push(out.theta_hat.ncols().to_string());
-            sp.push(
-                out.extra["cfl"]["splits"]
-                    .as_array()
-                    .map_or(0, |a| a.len())
-                    .to_string(),
-            );
+            let RunSummary::Cfl { cfl } = &out.summary else {
+                panic!("cfl reports a CFL summary")
+            };
+            sp.push(cfl.splits.len().to_string());
             mc.push(format!("{:.3}", miscl(&fed, &out)));
-            let in_big: usize = out.extra["cfl"]["clusters"]
-                .as_array()
-                .expect("clusters")
-                .iter()
-                .map(|c| c.as_array().map_or(0, |c| c.len()))
-                .filter(|&n| n >= 5)
-                .sum();
+            let in_big: usize = cfl.clusters.iter().map(Vec::len).filter(|&n| n >= 5).sum();
             big.push(format!("{in_big}/{}", fed.num_clients()));
         }
         println!(

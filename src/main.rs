@@ -48,7 +48,9 @@ struct SourceArgs {
     /// TOML configuration (unknown keys are rejected).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Override: `--set key=value`; with --setting, generator keys go to the data.
+    /// Override: `--set key=value`; with --setting, generator keys go to the data (`data.KEY`
+    /// and `run.KEY` say which explicitly: `--set k=3 --set run.k=2` generates 3 clusters and
+    /// fits 2).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Initial models, k × d float64 .npy (two-phase, fedavg: 1 × d); IFCA: restarts × k × d
@@ -226,6 +228,38 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// Split `--set` pairs between the data generator and the run. `data.KEY` and `run.KEY` say
+/// which explicitly; a bare generator key goes to the data when the data are generated
+/// (`--setting`), everything else to the run. `k` is both a generator key (clusters generated)
+/// and a run key (clusters fitted): bare, it sets the data's `k` and the run fits that many;
+/// `run.k` fits another number.
+fn split_sets(
+    sets: Vec<(String, String)>,
+    generated: bool,
+) -> Result<(Vec<(String, String)>, Vec<(String, String)>)> {
+    let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
+    let (mut data, mut run) = (Vec::new(), Vec::new());
+    for (key, value) in sets {
+        if let Some(k) = key.strip_prefix("data.") {
+            if !generated {
+                return Err(FedmixError::invalid(
+                    "--set",
+                    format!("{key}={value}"),
+                    "a data parameter applies only to generated data (--setting); a dataset read with --data is fixed",
+                ));
+            }
+            data.push((k.to_string(), value));
+        } else if let Some(k) = key.strip_prefix("run.") {
+            run.push((k.to_string(), value));
+        } else if generated && data_keys.contains(&key.as_str()) {
+            data.push((key, value));
+        } else {
+            run.push((key, value));
+        }
+    }
+    Ok((data, run))
+}
+
 fn settings() -> Result<()> {
     for (name, doc) in synthetic::SETTINGS {
         let p = SettingParams::named(name)?;
@@ -316,13 +350,7 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared,
     use fedmix::params::RunConfig;
     let kind = fedmix::params::AlgorithmKind::parse(&args.algorithm)?;
     let sets = parse_sets(&args.sets)?;
-    let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
-    let (data_sets, run_sets): (Vec<_>, Vec<_>) = match &args.setting {
-        Some(_) => sets
-            .into_iter()
-            .partition(|(k, _)| data_keys.contains(&k.as_str())),
-        None => (Vec::new(), sets),
-    };
+    let (data_sets, run_sets) = split_sets(sets, args.setting.is_some())?;
     let ds = match (&args.data, &args.setting) {
         (Some(dir), _) => read_dataset(dir)?,
         (None, Some(name)) => {

@@ -180,9 +180,7 @@ impl Prepared {
                 "total": rec.comm_total(None),
             }),
         );
-        for (k, v) in &out.extra {
-            summary.insert(k.clone(), v.clone());
-        }
+        summary.extend(out.summary.to_map());
         summary
     }
 }

@@ -13,6 +13,7 @@ use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
+use fedmix::engine::summary::RunSummary;
 use fedmix::error::FedmixError;
 use fedmix::federation::Federation;
 use fedmix::metrics::misclustering;
@@ -365,12 +366,13 @@ fn cfl_nested_splits_map_back_to_client_ids() {
     }
     .run(&fed, 1, &mut Recorder::quiet())
     .unwrap();
-    let splits: Vec<Split> = serde_json::from_value(out.extra["cfl"]["splits"].clone())
-        .map(|v: Vec<serde_json::Value>| v.into_iter().map(split_from_json).collect())
-        .unwrap();
+    let RunSummary::Cfl { cfl } = &out.summary else {
+        panic!("cfl reports a CFL summary")
+    };
+    let splits: &[Split] = &cfl.splits;
     assert!(splits.len() >= 2, "{} splits", splits.len());
     let mut nested = 0;
-    for s in &splits {
+    for s in splits {
         let mut union: Vec<usize> = s.children.0.iter().chain(&s.children.1).copied().collect();
         union.sort_unstable();
         assert_eq!(union, s.parent, "children partition the parent");
@@ -389,28 +391,13 @@ fn cfl_nested_splits_map_back_to_client_ids() {
         }
     }
     assert!(nested >= 1);
-    let clusters: Vec<Vec<usize>> =
-        serde_json::from_value(out.extra["cfl"]["clusters"].clone()).unwrap();
+    let clusters = &cfl.clusters;
     let mut all: Vec<usize> = clusters.concat();
     all.sort_unstable();
     assert_eq!(all, (0..fed.num_clients()).collect::<Vec<_>>());
     let m = misclustering(&out.labels, fed.labels().unwrap(), &fed.sizes()).unwrap();
     assert_eq!(clusters.len(), 3);
     assert!(m.clients.abs() < 1e-15, "{}", m.clients);
-}
-
-fn split_from_json(v: serde_json::Value) -> Split {
-    let ids = |x: &serde_json::Value| -> Vec<usize> { serde_json::from_value(x.clone()).unwrap() };
-    Split {
-        round: v["round"].as_u64().unwrap() as usize,
-        parent: ids(&v["parent"]),
-        children: (ids(&v["children"][0]), ids(&v["children"][1])),
-        alpha_max_cross: v["alpha_max_cross"].as_f64().unwrap(),
-        norms: (
-            v["norms"][0].as_f64().unwrap(),
-            v["norms"][1].as_f64().unwrap(),
-        ),
-    }
 }
 
 #[test]

@@ -123,3 +123,49 @@ fn run_user_errors_exit_2_with_one_line() {
     assert_eq!(r.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `k` is both a generator key and a run key: bare with `--setting` it sets the data (and the
+/// run fits that many), `run.k` sets the fit alone, `data.k` the data alone; `data.` with a
+/// dataset read from disk is refused.
+#[test]
+fn data_and_run_prefixes_separate_the_two_k() {
+    let out = tmp("k");
+    let o = out.to_str().unwrap();
+    let mut args = vec!["run", "--algorithm", "ifca"];
+    args.extend_from_slice(SMALL);
+    args.extend_from_slice(&[
+        "--set", "rounds=3", "--set", "data.k=3", "--set", "run.k=2", "--out", o,
+    ]);
+    let r = fedmix(&args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["data"]["parameters"]["k"], 3);
+    assert_eq!(s["ifca"]["params"]["k"], 2);
+    assert_eq!(s["config"]["k"], 2);
+
+    let data = tmp("k-data");
+    let d = data.to_str().unwrap();
+    let mut gen = vec!["generate"];
+    gen.extend_from_slice(SMALL);
+    gen.extend_from_slice(&["--out", d]);
+    assert!(fedmix(&gen).status.success());
+    let r = fedmix(&[
+        "run",
+        "--algorithm",
+        "ifca",
+        "--data",
+        d,
+        "--set",
+        "data.k=3",
+        "--out",
+        o,
+        "--force",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("data.k=3") && err.contains("--setting"),
+        "{err}"
+    );
+}

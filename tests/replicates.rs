@@ -142,7 +142,7 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
                 let what = format!("{option:?}/{solver:?}, n_i = {samples}, batch {batch}");
                 assert_eq!(bits(&one.theta_hat), bits(&b.theta_hat), "{what}");
                 assert_eq!(one.labels, b.labels, "{what}");
-                assert_eq!(one.extra, b.extra, "{what}: restart losses / choice");
+                assert_eq!(one.summary, b.summary, "{what}: restart losses / choice");
                 assert_eq!(rec1.to_csv(), recb.to_csv(), "{what}: trace");
             }
             // And each restart of a batch equals that restart run alone.

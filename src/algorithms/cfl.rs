@@ -39,16 +39,17 @@
 
 use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
 use crate::params::AlgorithmKind;
+pub use crate::params::CflParams;
 
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+pub use crate::engine::summary::Split;
+use crate::engine::summary::{CflSummary, RunSummary};
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::CflConfig;
-use crate::params::{LocalSolver, Phase2Params};
+use crate::params::LocalSolver;
 use nalgebra::{DMatrix, DVector};
-use serde::Serialize;
-use serde_json::json;
 
 /// Cosine similarity matrix of the columns of `updates` (`d × J`); a zero column has
 /// similarity 0 with every other column (and 1 with itself).
@@ -120,36 +121,6 @@ pub fn map_positions(
         first.iter().map(|&p| members[p]).collect(),
         second.iter().map(|&p| members[p]).collect(),
     )
-}
-
-/// Validated CFL parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CflParams {
-    /// Local solver, step and rounds.
-    pub local: Phase2Params,
-    /// `ε₁`: split only when the cluster's mean update is below it.
-    pub eps1: f64,
-    /// `ε₂`: split only when some client's update exceeds it.
-    pub eps2: f64,
-    /// `γ_max`: accept a split when `√((1 − α_max^cross)/2) > γ_max`.
-    pub gamma_max: f64,
-    /// No split before this round.
-    pub warmup_rounds: usize,
-}
-
-/// One recorded split.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Split {
-    /// Round (1-based).
-    pub round: usize,
-    /// Client ids of the parent cluster.
-    pub parent: Vec<usize>,
-    /// Client ids of the two children.
-    pub children: (Vec<usize>, Vec<usize>),
-    /// `α_max^cross`.
-    pub alpha_max_cross: f64,
-    /// `‖mean update‖`, `max ‖update‖` at the split.
-    pub norms: (f64, f64),
 }
 
 /// One CFL round on `clusters` (client-id lists) and their models (`d × |clusters|`): client
@@ -229,15 +200,8 @@ impl Algorithm for Cfl {
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         let q = &self.params;
-        let local = q.phase2.resolve(fed);
-        local.check(fed)?;
-        let p = CflParams {
-            local,
-            eps1: q.eps1,
-            eps2: q.eps2,
-            gamma_max: q.gamma_max,
-            warmup_rounds: q.warmup_rounds,
-        };
+        let p = CflParams::resolve(q, fed)?;
+        let local = p.local;
         let prox = match local.local_solver {
             LocalSolver::Fedprox => Some(prox_factors(fed, local.eta)?),
             LocalSolver::Fedavg => None,
@@ -262,16 +226,17 @@ impl Algorithm for Cfl {
             );
         }
         let labels = labels_of(m, &clusters);
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "cfl".into(),
-            json!({"params": p, "clusters_found": clusters.len(), "splits": splits, "clusters": clusters}),
-        );
+        let cfl = CflSummary {
+            params: p,
+            clusters_found: clusters.len(),
+            splits,
+            clusters,
+        };
         Ok(RunOutput {
             theta_hat: theta,
             labels,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::Cfl { cfl },
         })
     }
 }

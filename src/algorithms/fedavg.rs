@@ -28,12 +28,12 @@ use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::summary::{FedAvgSummary, RunSummary};
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::FedAvgParams;
 use crate::params::LocalSolver;
 use nalgebra::DMatrix;
-use serde_json::json;
 
 /// FedAvg's aggregation weights for the participants `part`: `n_i / Σ_{i'∈part} n_i'`.
 pub fn participant_weights(fed: &Federation, part: &[usize]) -> Vec<f64> {
@@ -120,16 +120,15 @@ impl WithRandomness for FedAvg {
             let comm = Comm::broadcast_and_upload(part.len() as u64, d as u64, d as u64);
             rec.model_round(fed, Phase::Phase2, &theta, Some(&labels), comm);
         }
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "fedavg".into(),
-            json!({"params": p, "participation": self.params.participation}),
-        );
+        let fedavg = FedAvgSummary {
+            params: p,
+            participation: self.params.participation,
+        };
         Ok(RunOutput {
             theta_hat: theta,
             labels,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::Fedavg { fedavg },
         })
     }
 

@@ -14,11 +14,11 @@
 
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
+use crate::engine::summary::{LocalSummary, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
 use nalgebra::{Cholesky, DMatrix, DVector};
-use serde_json::json;
 
 use crate::params::LocalParams;
 
@@ -117,20 +117,16 @@ impl Algorithm for Local {
             Some(&labels),
             Comm::default(),
         );
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "local".into(),
-            json!({
-                "ridge": ridge,
-                "estimator": if ridge > 0.0 { "ridge" } else { "min-norm least squares" },
-                "note": "theta_hat holds one model per client; compare per_client_error (distance matches the best k of M local models)",
-            }),
-        );
+        let local = LocalSummary {
+            ridge,
+            estimator: if ridge > 0.0 { "ridge" } else { "min-norm least squares" },
+            note: "theta_hat holds one model per client; compare per_client_error (distance matches the best k of M local models)",
+        };
         Ok(RunOutput {
             theta_hat,
             labels,
             termination: Termination::Completed,
-            extra,
+            summary: RunSummary::Local { local },
         })
     }
 }

@@ -18,11 +18,11 @@ use super::kmeans::kmeans;
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
+use crate::engine::summary::{KmeansSummary, OneShotSummary, RunSummary};
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
 use crate::params::{resolve_k, OneShotParams};
-use serde_json::json;
 
 /// One-shot clustering then FedAvg within clusters (`one-shot`).
 #[derive(Clone, Debug)]
@@ -54,21 +54,22 @@ impl Algorithm for OneShot {
         let (theta_hat, _) = run_phase2(fed, &km.centroids, &p, Some(&km.labels), rec)?;
         let mut sizes = vec![0usize; k];
         km.labels.iter().for_each(|&l| sizes[l] += 1);
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "one_shot".into(),
-            json!({
-                "kmeans": {"inertia": km.inertia, "start": km.start, "lloyd_iterations": km.iterations,
-                           "start_inertias": km.inertias, "cluster_sizes": sizes},
-                "local_ridge": q.local.ridge,
-                "phase2": p,
-            }),
-        );
+        let one_shot = OneShotSummary {
+            kmeans: KmeansSummary {
+                inertia: km.inertia,
+                start: km.start,
+                lloyd_iterations: km.iterations,
+                start_inertias: km.inertias,
+                cluster_sizes: sizes,
+            },
+            local_ridge: q.local.ridge,
+            phase2: p,
+        };
         Ok(RunOutput {
             theta_hat,
             labels: km.labels,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::OneShot { one_shot },
         })
     }
 }

@@ -8,11 +8,11 @@
 use super::fedx_clustering::run_phase2;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::Recorder;
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
 use crate::params::OracleLabelsParams;
-use serde_json::json;
 
 /// Phase 2 from `θ*` with labels fixed to the truth (`oracle-labels`).
 #[derive(Clone, Debug)]
@@ -31,14 +31,14 @@ impl Algorithm for OracleLabels {
         let truth = fed.require_labels("oracle-labels")?.to_vec();
         let p = self.params.phase2.resolve(fed);
         let (theta_hat, _) = run_phase2(fed, &theta0, &p, Some(&truth), rec)?;
-        let mut extra = serde_json::Map::new();
-        extra.insert("phase2".into(), json!(p));
-        extra.insert("labels".into(), json!("fixed to the true labels"));
         Ok(RunOutput {
             theta_hat,
             labels: truth,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::OracleLabels {
+                phase2: p,
+                labels: "fixed to the true labels",
+            },
         })
     }
 }

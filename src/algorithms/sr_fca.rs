@@ -52,19 +52,20 @@
 
 use crate::engine::local_update::{client_gradient, local_update};
 use crate::params::AlgorithmKind;
+pub use crate::params::SrfcaParams;
 use crate::params::{SrfcaConfig, SrfcaDist};
 
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
+pub use crate::engine::summary::SrfcaReport;
+use crate::engine::summary::{RunSummary, SrfcaSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::UNASSIGNED;
 use crate::metrics::{self, argmin};
 use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DVector};
-use serde::Serialize;
-use serde_json::json;
 
 /// `TrMean_β` (SRFCA Definition 3.2) of the columns of `values` (`d × J`): per coordinate, sort,
 /// drop the `⌊βJ⌋` smallest and largest, average the remaining `J − 2⌊βJ⌋`. `β = 0` is the mean.
@@ -139,54 +140,6 @@ pub fn components(n: usize, linked: impl Fn(usize, usize) -> bool) -> Vec<Vec<us
         groups[slot[r]].push(a);
     }
     groups
-}
-
-/// Validated SR-FCA parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SrfcaParams {
-    /// Threshold `λ` (`None`: quantile rule).
-    pub lambda: Option<f64>,
-    /// Quantile `q` of the ONE_SHOT distances used when `λ` is unset.
-    pub lambda_quantile: f64,
-    /// Size parameter `t` (clients).
-    pub size: usize,
-    /// Trimming level `β ∈ [0, 1/2)`.
-    pub beta: f64,
-    /// REFINE steps `R`.
-    pub refine_steps: usize,
-    /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
-    pub local_iterations: Option<usize>,
-    /// TrimmedMeanGD steps `T`.
-    pub refine_rounds: usize,
-    /// Distance.
-    pub dist: SrfcaDist,
-    /// Diameter `D` of `W` (`None`: `R^d`).
-    pub diameter: Option<f64>,
-    /// Step size `η`.
-    pub eta: f64,
-}
-
-impl SrfcaParams {
-    /// Resolve and validate against a federation.
-    ///
-    /// # Errors
-    /// Range errors; `γ ≥ 1` for the local/refine step ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &SrfcaConfig, fed: &Federation) -> Result<Self> {
-        let p2 = c.phase2.resolve(fed);
-        p2.check(fed)?;
-        Ok(Self {
-            lambda: c.lambda,
-            lambda_quantile: c.lambda_quantile,
-            size: c.size,
-            beta: c.beta,
-            refine_steps: c.refine_steps,
-            local_iterations: c.local_iterations,
-            refine_rounds: c.refine_rounds,
-            dist: c.dist,
-            diameter: c.diameter,
-            eta: p2.eta,
-        })
-    }
 }
 
 /// `L[i][c] = F_i(models_c)` for every client and model (`M × K`).
@@ -324,21 +277,6 @@ fn trimmed_mean_gd(
     Ok(omega)
 }
 
-/// What one SR-FCA run found.
-#[derive(Clone, Debug, Serialize)]
-pub struct SrfcaReport {
-    /// Threshold used.
-    pub lambda: f64,
-    /// Whether λ came from the quantile rule.
-    pub lambda_from_quantile: bool,
-    /// Clusters after ONE_SHOT and after each REFINE step.
-    pub clusters_per_stage: Vec<usize>,
-    /// Unassigned clients after ONE_SHOT and after each REFINE step.
-    pub unassigned_per_stage: Vec<usize>,
-    /// Clients unassigned at the end (served the nearest model in the output labels).
-    pub unassigned_ids: Vec<usize>,
-}
-
 /// SR-FCA (`sr-fca`).
 #[derive(Clone, Debug)]
 pub struct SrFca {
@@ -429,23 +367,19 @@ impl SrFca {
             let est = crate::metrics::as_options(&labels_of(m, &clusters));
             metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
         });
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "sr_fca".into(),
-            json!({
-                "params": p,
-                "clusters_found": clusters.len(),
-                "unassigned_clients": report.unassigned_ids.len(),
-                "report": report,
-                "misclustering_unassigned_as_errors": strict,
-                "output_labels": "unassigned clients are served the model minimising dist",
-            }),
-        );
+        let sr_fca = SrfcaSummary {
+            params: p,
+            clusters_found: clusters.len(),
+            unassigned_clients: report.unassigned_ids.len(),
+            report: report.clone(),
+            misclustering_unassigned_as_errors: strict,
+            output_labels: "unassigned clients are served the model minimising dist",
+        };
         let out = RunOutput {
             theta_hat: omega,
             labels: served,
             termination: Termination::Completed,
-            extra,
+            summary: RunSummary::SrFca { sr_fca },
         };
         Ok((out, report))
     }

@@ -19,13 +19,13 @@ use crate::engine::contract::WithRandomness;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::Recorder;
+use crate::engine::summary::{Phase1Summary, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics;
 use crate::params::FedMdParams;
 use crate::params::Phase2Params;
 use nalgebra::{DMatrix, DVector};
-use serde_json::json;
 
 /// The SXY22 two-phase algorithm (`two-phase`).
 #[derive(Clone, Debug)]
@@ -185,21 +185,25 @@ fn phase2_output(
     theta_hat: DMatrix<f64>,
     labels: Vec<usize>,
 ) -> RunOutput {
-    let mut extra = serde_json::Map::new();
-    extra.insert("phase1".into(), json!({
-        "params": p1,
-        "anchors": phase1.anchors,
-        "components_found": phase1.components_found,
-        "excluded_clients_n_lt_2": phase1.excluded_clients,
-        "separation": phase1.separation,
-        "phase1_distance": fed.theta_star().and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok()).map(|a| a.value),
-    }));
-    extra.insert("phase2".into(), json!(p2));
+    let phase1 = Phase1Summary {
+        params: p1.clone(),
+        anchors: phase1.anchors.clone(),
+        components_found: phase1.components_found,
+        excluded_clients: phase1.excluded_clients,
+        separation: phase1.separation,
+        phase1_distance: fed
+            .theta_star()
+            .and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok())
+            .map(|a| a.value),
+    };
     RunOutput {
         theta_hat,
         labels,
         termination: Termination::MaxRounds,
-        extra,
+        summary: RunSummary::TwoPhase {
+            phase1,
+            phase2: *p2,
+        },
     }
 }
 
@@ -290,13 +294,11 @@ impl WithRandomness for Phase2Only {
         let theta0 = self.theta0(fed, seed, given)?;
         let p2 = self.params.phase2.resolve(fed);
         let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
-        let mut extra = serde_json::Map::new();
-        extra.insert("phase2".into(), json!(p2));
         Ok(RunOutput {
             theta_hat,
             labels,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::Phase2 { phase2: p2 },
         })
     }
 

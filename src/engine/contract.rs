@@ -1,9 +1,10 @@
 //! The algorithm contract: what every algorithm is given and returns (argmin's `Solver` in
 //! spirit) — a federation, a master seed and a [`Recorder`]; the final models, labels, why the
-//! run stopped and its own summary facts.
+//! run stopped and its own typed summary ([`RunSummary`]).
 
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
@@ -30,8 +31,8 @@ pub struct RunOutput {
     pub labels: Vec<usize>,
     /// Why the run stopped.
     pub termination: Termination,
-    /// Algorithm-specific facts for `summary.json`.
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// What the algorithm reports about its run (`summary.json`).
+    pub summary: RunSummary,
 }
 
 /// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):

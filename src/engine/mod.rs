@@ -2,7 +2,8 @@
 //! ([`client_pass`], batched over replicates), a client's local update ([`local_update`]),
 //! partial participation ([`participation`]), starting models ([`init`]), randomness supplied
 //! from files ([`randomness`]), the per-round trace and communication ledger ([`recorder`]),
-//! and the algorithm contract ([`contract`]).
+//! the algorithm contract ([`contract`]) and what each algorithm reports about its run
+//! ([`summary`]).
 
 pub mod client_pass;
 pub mod contract;
@@ -11,3 +12,4 @@ pub mod local_update;
 pub mod participation;
 pub mod randomness;
 pub mod recorder;
+pub mod summary;

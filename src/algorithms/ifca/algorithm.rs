@@ -3,7 +3,8 @@
 
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters, single};
 use crate::params::AlgorithmKind;
-use crate::params::{resolve_k, IfcaConfig, IfcaOption, InitDist};
+pub use crate::params::IfcaParams;
+use crate::params::{IfcaConfig, IfcaOption, InitDist};
 
 use crate::engine::local_update::{prox_factors, ProxFactor};
 
@@ -18,77 +19,14 @@ use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::RunConfig;
 use crate::params::{LocalSolver, Phase2Params};
 use crate::rng::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
-use serde::Serialize;
-use serde_json::json;
-
-/// Validated IFCA parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct IfcaParams {
-    /// Number of models `k` (1 ≤ k ≤ M).
-    pub k: usize,
-    /// Option I or II.
-    pub option: IfcaOption,
-    /// Step size `γ` (option I: the PS step; option II: the local step).
-    pub step: f64,
-    /// Option II's local solver (`eta = γ`, `local_steps = τ`) and the number of rounds `T`.
-    pub local: Phase2Params,
-    /// Fraction of clients per round, in (0, 1].
-    pub participation: f64,
-    /// Restarts `R ≥ 1`.
-    pub restarts: usize,
-    /// Initialisation law and scale.
-    pub init: InitDist,
-    /// Scale of the initialisation.
-    pub init_scale: f64,
-}
-
-impl IfcaParams {
-    /// Resolve and validate against a federation.
-    ///
-    /// # Errors
-    /// Range errors ([`crate::params::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
-    /// ([`FedmixError::StepTooLarge`]).
-    pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
-        Self::resolve(&cfg.ifca()?, fed)
-    }
-
-    /// Resolve validated parameters against a federation (`k`, the step).
-    ///
-    /// # Errors
-    /// k unknown or `k > M`, option II with `γ ≥ 1` ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &IfcaConfig, fed: &Federation) -> Result<Self> {
-        let k = resolve_k(c.k, fed)?;
-        let local = c.phase2.resolve(fed);
-        if !(local.eta.is_finite() && local.eta > 0.0) {
-            return Err(FedmixError::invalid(
-                "eta",
-                local.eta,
-                "must be finite and > 0",
-            ));
-        }
-        if c.option == IfcaOption::Model {
-            local.check(fed)?;
-        }
-        Ok(Self {
-            k,
-            option: c.option,
-            step: local.eta,
-            local,
-            participation: c.participation,
-            restarts: c.restarts,
-            init: c.init,
-            init_scale: c.init_scale,
-        })
-    }
-}
 
 /// Restart `restart`'s initial models (`d × k`) from `stream(seed, Purpose::Init, restart)`.
 pub fn init_models(
@@ -559,22 +497,18 @@ impl WithRandomness for Ifca {
                 rec,
             )?,
         };
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "ifca".into(),
-            json!({
-                "params": p,
-                "restart_training_losses": losses.iter().map(|l| if l.is_finite() { json!(l) } else { json!("diverged") }).collect::<Vec<_>>(),
-                "chosen_restart": chosen,
-                "selection": "lowest final training loss (ties → lowest restart index)",
-                "communication_all_restarts": comm_all,
-            }),
-        );
+        let ifca = IfcaSummary {
+            params: p,
+            restart_training_losses: losses.iter().map(|&l| LossOrDiverged(l)).collect(),
+            chosen_restart: chosen,
+            selection: "lowest final training loss (ties → lowest restart index)",
+            communication_all_restarts: comm_all,
+        };
         Ok(RunOutput {
             theta_hat,
             labels,
             termination: Termination::MaxRounds,
-            extra,
+            summary: RunSummary::Ifca { ifca },
         })
     }
 
@@ -628,6 +562,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::engine::local_update::client_gradient;
     use crate::federation::FederationParts;
+    use crate::params::RunConfig;
     use crate::synthetic::generate_named;
     use nalgebra::DVector;
 
@@ -777,7 +712,10 @@ pub(crate) mod tests {
         }
         .run(&fed, 11, &mut Recorder::quiet())
         .unwrap();
-        let chosen = out.extra["ifca"]["chosen_restart"].as_u64().unwrap() as usize;
+        let RunSummary::Ifca { ifca } = &out.summary else {
+            panic!("ifca reports an IFCA summary")
+        };
+        let chosen = ifca.chosen_restart;
         let p = IfcaParams::from_config(&cfg, &fed).unwrap();
         let mut losses = Vec::new();
         for r in 0..5 {

@@ -25,6 +25,7 @@
 
 use crate::algorithms::ifca::algorithm::{bernoulli_init, round_comm};
 use crate::params::AlgorithmKind;
+pub use crate::params::{OfficialParams, OFFICIAL_THRESHOLD_FACTOR};
 
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
 use crate::engine::client_pass::training_loss;
@@ -33,97 +34,16 @@ use crate::engine::client_pass::{
 };
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Phase, Recorder};
-use crate::error::{FedmixError, Result};
+pub use crate::engine::summary::OfficialVerdict;
+use crate::engine::summary::{
+    LossOrDiverged, OfficialRunSummary, OfficialSummary, ReportedRun, RunSummary,
+    TrainingLossChoice,
+};
+use crate::error::Result;
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::RunConfig;
-use crate::params::{resolve_k, IfcaOfficialConfig};
+use crate::params::IfcaOfficialConfig;
 use nalgebra::DMatrix;
-use serde::Serialize;
-use serde_json::json;
-
-/// The official protocol's success factor: success when `min_dist < 0.6 σ (+ offset)`.
-pub const OFFICIAL_THRESHOLD_FACTOR: f64 = 0.6;
-
-/// Validated parameters of the official protocol.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OfficialParams {
-    /// Number of models (the data's k).
-    pub k: usize,
-    /// Learning-rate grid, in the official loop order.
-    pub lrs: Vec<f64>,
-    /// Init seeds (official `train_seed ∈ range(10)`).
-    pub inits: usize,
-    /// Iterations per run (official `num_epochs = 300`).
-    pub iterations: usize,
-    /// σ of the success rule (official `noise_scale`).
-    pub sigma: f64,
-    /// Where σ came from.
-    pub sigma_source: String,
-    /// Offset added to the threshold (0.001 in the r–noise sweeps, 0 in the m–n sweeps).
-    pub offset: f64,
-    /// `0.6 σ + offset`.
-    pub threshold: f64,
-}
-
-impl OfficialParams {
-    /// Resolve against a federation. σ: `ifca_official_sigma`, else the generator's σ of the
-    /// data (`data_sigma`), else an error (estimating σ would not be the official rule).
-    ///
-    /// Decision: the official code defines learning-rate grids only for k = 2
-    /// (`run_p2_*.py`: `[1.0, 0.1, 0.01]`) and k = 4 (`run_p4_*.py`: `[2.0, 1.0, 0.5]`); other k
-    /// need an explicit `ifca_official_lrs`.
-    ///
-    /// # Errors
-    /// Range errors, missing θ* or σ, k without a default grid.
-    pub fn from_config(cfg: &RunConfig, fed: &Federation, data_sigma: Option<f64>) -> Result<Self> {
-        Self::resolve(&cfg.ifca_official()?, fed, data_sigma)
-    }
-
-    /// Resolve validated parameters against a federation (`k`, the grid, σ).
-    ///
-    /// # Errors
-    /// Missing θ* or σ, k without a default grid.
-    pub fn resolve(
-        cfg: &IfcaOfficialConfig,
-        fed: &Federation,
-        data_sigma: Option<f64>,
-    ) -> Result<Self> {
-        let k = resolve_k(cfg.k, fed)?;
-        fed.require_theta_star("ifca-official's min_dist")?;
-        let lrs = match (&cfg.lrs, k) {
-            (Some(l), _) => l.clone(),
-            (None, 2) => vec![1.0, 0.1, 0.01],
-            (None, 4) => vec![2.0, 1.0, 0.5],
-            (None, _) => {
-                return Err(FedmixError::invalid(
-                    "ifca_official_lrs",
-                    "(default)",
-                    format!("the official code defines grids only for k = 2 and k = 4 (k = {k}); set ifca_official_lrs"),
-                ))
-            }
-        };
-        let (sigma, sigma_source) = match (cfg.sigma, data_sigma) {
-            (Some(s), _) => (s, "ifca_official_sigma"),
-            (None, Some(s)) => (s, "the data's generator sigma"),
-            (None, None) => {
-                return Err(FedmixError::Missing {
-                    what: "σ for the official success rule (set ifca_official_sigma)".into(),
-                })
-            }
-        };
-        Ok(Self {
-            k,
-            lrs,
-            inits: cfg.inits,
-            iterations: cfg.iterations,
-            sigma,
-            sigma_source: sigma_source.into(),
-            offset: cfg.offset,
-            threshold: OFFICIAL_THRESHOLD_FACTOR * sigma + cfg.offset,
-        })
-    }
-}
 
 /// Official init (`initialize_weights`): `θ_j = Bernoulli(0.5)^d`, **not** rescaled (entries 0
 /// or 1 whatever `r` is), from `stream(seed, Purpose::Init, init)`.
@@ -307,18 +227,6 @@ pub fn official_runs_batch(
         .collect())
 }
 
-/// The official summary's verdict for one data seed (`run_p2_r_noise.py::summarize`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct OfficialVerdict {
-    /// The official `min_value`: the smallest non-NaN final `min_dist`, or the sentinel `-1`
-    /// when every run is NaN.
-    pub min_value: f64,
-    /// `min_value < threshold`.
-    pub success: bool,
-    /// Every run ended NaN.
-    pub all_nan: bool,
-}
-
 /// Reproduces the official loop literally: `min_value = -1`; for each run (init seeds outer,
 /// learning rates inner) skip NaN, otherwise take it if `min_value == -1` or it is smaller;
 /// success iff `min_value < threshold`.
@@ -430,40 +338,39 @@ impl Algorithm for IfcaOfficial {
                 .for_each(|_| rec.comm_round(Phase::Phase2, comm));
             run
         };
-        let per_run: Vec<serde_json::Value> = runs
+        let per_run = runs
             .iter()
             .enumerate()
-            .map(|(i, r)| {
-                json!({
-                    "init": i / p.lrs.len(),
-                    "lr": p.lrs[i % p.lrs.len()],
-                    "min_dist": r.min_dist,
-                    "training_loss": if r.training_loss.is_finite() { json!(r.training_loss) } else { json!("diverged") },
-                    "diverged_at": r.diverged_at,
-                })
+            .map(|(i, r)| OfficialRunSummary {
+                init: i / p.lrs.len(),
+                lr: p.lrs[i % p.lrs.len()],
+                min_dist: r.min_dist,
+                training_loss: LossOrDiverged(r.training_loss),
+                diverged_at: r.diverged_at,
             })
             .collect();
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "ifca_official".into(),
-            json!({
-                "params": p,
-                "verdict": verdict,
-                "runs": per_run,
-                "reported_run": {"init": init, "lr": lr, "selection": "smallest final min_dist (uses θ*, as the official protocol)"},
-                "training_loss_choice": {
-                    "init": by_loss / p.lrs.len(),
-                    "lr": p.lrs[by_loss % p.lrs.len()],
-                    "min_dist": runs[by_loss].min_dist,
-                    "success": runs[by_loss].min_dist < p.threshold,
-                },
-            }),
-        );
+        let training_loss_choice = TrainingLossChoice {
+            init: by_loss / p.lrs.len(),
+            lr: p.lrs[by_loss % p.lrs.len()],
+            min_dist: runs[by_loss].min_dist,
+            success: runs[by_loss].min_dist < p.threshold,
+        };
+        let ifca_official = OfficialSummary {
+            params: p,
+            verdict,
+            runs: per_run,
+            reported_run: ReportedRun {
+                init,
+                lr,
+                selection: "smallest final min_dist (uses θ*, as the official protocol)",
+            },
+            training_loss_choice,
+        };
         Ok(RunOutput {
             theta_hat: chosen.theta,
             labels: chosen.labels,
             termination: Termination::Completed,
-            extra,
+            summary: RunSummary::IfcaOfficial { ifca_official },
         })
     }
 }
@@ -474,7 +381,9 @@ mod tests {
     use crate::algorithms::fedx_clustering::assign_clusters;
     use crate::algorithms::ifca::algorithm::tests::cfg_with;
     use crate::algorithms::ifca::algorithm::{gradient_step, ifca_round, IfcaParams};
+    use crate::error::FedmixError;
     use crate::params::IfcaOption;
+    use crate::params::RunConfig;
     use crate::synthetic::generate_named;
 
     fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -6,6 +6,7 @@ use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::contract::RunOutput;
 use fedmix::engine::randomness::Randomness;
 use fedmix::engine::recorder::{Phase, Recorder};
+use fedmix::engine::summary::RunSummary;
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{prepare_output_dir, write_json};
 use fedmix::params::RunConfig;
@@ -75,11 +76,10 @@ fn series_result(
                 .get("misclustering_clients")
                 .and_then(serde_json::Value::as_f64);
             s.clusters = out.theta_hat.ncols();
-            s.official_success = out
-                .extra
-                .get("ifca_official")
-                .and_then(|v| v.pointer("/verdict/success"))
-                .and_then(serde_json::Value::as_bool);
+            s.official_success = match &out.summary {
+                RunSummary::IfcaOfficial { ifca_official } => Some(ifca_official.verdict.success),
+                _ => None,
+            };
         }
     }
     s
