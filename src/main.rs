@@ -228,15 +228,15 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// One `--set key=value`.
+type Set = (String, String);
+
 /// Split `--set` pairs between the data generator and the run. `data.KEY` and `run.KEY` say
 /// which explicitly; a bare generator key goes to the data when the data are generated
 /// (`--setting`), everything else to the run. `k` is both a generator key (clusters generated)
 /// and a run key (clusters fitted): bare, it sets the data's `k` and the run fits that many;
 /// `run.k` fits another number.
-fn split_sets(
-    sets: Vec<(String, String)>,
-    generated: bool,
-) -> Result<(Vec<(String, String)>, Vec<(String, String)>)> {
+fn split_sets(sets: Vec<Set>, generated: bool) -> Result<(Vec<Set>, Vec<Set>)> {
     let data_keys: Vec<&str> = synthetic::PARAMETERS.iter().map(|p| p.0).collect();
     let (mut data, mut run) = (Vec::new(), Vec::new());
     for (key, value) in sets {
