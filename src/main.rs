@@ -427,7 +427,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
 }
 
 fn validate(args: ValidateArgs) -> Result<bool> {
-    use fedmix::validate::{compare, Tolerance};
+    use fedmix::validate::{compare_under, Candidate, Reference, Tolerance};
     for (name, v) in [("rtol", args.rtol), ("atol", args.atol)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
@@ -450,13 +450,18 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         m.ncols() == k && args.src.algorithm != fedmix::params::AlgorithmKind::TwoPhase.as_str()
     });
     let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
-    let report = compare(
-        start,
-        &rec.iterates,
-        ref_labels,
-        &cand,
-        &shape,
-        cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
+    let report = compare_under(
+        &prep.update_rule(&ds),
+        &Reference {
+            init: start,
+            iterates: &rec.iterates,
+            labels: ref_labels,
+        },
+        &Candidate {
+            iterates: &cand,
+            shape: &shape,
+            labels: cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
+        },
         Tolerance {
             rtol: args.rtol,
             atol: args.atol,

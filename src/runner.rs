@@ -9,7 +9,8 @@ use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
 use crate::error::Result;
 use crate::io::Dataset;
-use crate::params::{keys_of, AlgorithmKind, RunConfig};
+use crate::params::{keys_of, AlgorithmKind, IfcaOption, RunConfig};
+use crate::validate::UpdateRule;
 use serde_json::{json, Map, Value};
 
 /// An algorithm ready to run: its kind, its keys, the algorithm built from them and the
@@ -107,6 +108,31 @@ impl Prepared {
                 (!v.is_null()).then_some((key, v))
             })
             .collect()
+    }
+
+    /// The update rule the run applies each round, for [`crate::validate::compare_under`]'s
+    /// diagnosis.
+    pub fn update_rule(&self, ds: &Dataset) -> UpdateRule {
+        let p2 = self.cfg.phase2(&ds.train);
+        match self.kind {
+            AlgorithmKind::TwoPhase
+            | AlgorithmKind::Phase2
+            | AlgorithmKind::Oracle
+            | AlgorithmKind::OracleLabels
+            | AlgorithmKind::OneShot => UpdateRule::Phase2 {
+                eta: p2.eta,
+                local_steps: p2.local_steps,
+                local_solver: p2.local_solver,
+            },
+            AlgorithmKind::Ifca => match self.cfg.ifca_option {
+                IfcaOption::Gradient => UpdateRule::IfcaGradient { step: p2.eta },
+                IfcaOption::Model => UpdateRule::IfcaModel {
+                    step: p2.eta,
+                    local_steps: p2.local_steps,
+                },
+            },
+            _ => UpdateRule::Other,
+        }
     }
 
     /// The `summary.json` object of a finished run: algorithm, seed, data, the keys (with the

@@ -9,6 +9,7 @@
 //! (a constant ratio such as `N/N_j` points at the aggregation weights).
 
 use crate::error::{FedmixError, Result};
+use crate::params::LocalSolver;
 use nalgebra::DMatrix;
 use serde::Serialize;
 
@@ -70,6 +71,66 @@ pub fn compare(
     candidate_labels: Option<(&[i64], &[usize])>,
     tol: Tolerance,
 ) -> Result<ValidationReport> {
+    compare_under(
+        &UpdateRule::Other,
+        &Reference {
+            init,
+            iterates: reference,
+            labels: reference_labels,
+        },
+        &Candidate {
+            iterates: candidate,
+            shape: candidate_shape,
+            labels: candidate_labels,
+        },
+        tol,
+    )
+}
+
+/// The reference run's side of a comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct Reference<'a> {
+    /// The common start (`d × k`), when known: used to diagnose the first round.
+    pub init: Option<&'a DMatrix<f64>>,
+    /// The models after each round (`d × k` each).
+    pub iterates: &'a [DMatrix<f64>],
+    /// The labels after each round, when recorded.
+    pub labels: Option<&'a [Vec<usize>]>,
+}
+
+/// The candidate's side: C-order `rounds × k × d` models and optional `rounds × M` labels
+/// (values and shape).
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate<'a> {
+    /// Flat C-order models.
+    pub iterates: &'a [f64],
+    /// Their shape.
+    pub shape: &'a [usize],
+    /// Labels and their shape.
+    pub labels: Option<(&'a [i64], &'a [usize])>,
+}
+
+/// [`compare`] knowing the reference's update rule, so that the diagnosis of the first
+/// failing round names the update the candidate should match and the usual ways it differs.
+///
+/// # Errors
+/// As [`compare`].
+pub fn compare_under(
+    rule: &UpdateRule,
+    reference: &Reference<'_>,
+    candidate: &Candidate<'_>,
+    tol: Tolerance,
+) -> Result<ValidationReport> {
+    let Reference {
+        init,
+        iterates: reference,
+        labels: reference_labels,
+    } = *reference;
+    let Candidate {
+        iterates: candidate,
+        shape: candidate_shape,
+        labels: candidate_labels,
+    } = *candidate;
     let (d, k) = match reference.first() {
         Some(m) => (m.nrows(), m.ncols()),
         None => (
@@ -148,7 +209,7 @@ pub fn compare(
         });
     }
     let first_failure = rounds.iter().find(|r| !r.ok).map(|r| r.round);
-    let diagnosis = first_failure.map(|t| diagnose(init, reference, &cand, &rounds[t - 1]));
+    let diagnosis = first_failure.map(|t| diagnose(init, reference, &cand, &rounds[t - 1], rule));
     Ok(ValidationReport {
         tolerance: tol,
         passed: first_failure.is_none(),
@@ -164,6 +225,7 @@ pub fn diagnose(
     reference: &[DMatrix<f64>],
     candidate: &[DMatrix<f64>],
     r: &RoundReport,
+    rule: &UpdateRule,
 ) -> String {
     if let Some(l) = r.label_disagreements.as_ref().filter(|l| !l.is_empty()) {
         let shown: Vec<String> = l.iter().take(8).map(usize::to_string).collect();
@@ -206,11 +268,101 @@ pub fn diagnose(
     };
     format!(
         "round {}: every client chose the same cluster, but model {j} moved by {moved_cand:.6e} in the candidate \
-         vs {moved_ref:.6e} in the reference (ratio {ratio:.4}): the local update or the aggregation differs \
-         (weights must be n_i/N over all clients, as SXY22 Phase 2's w_i = n_i/N; \
-         a constant ratio like N/N_j means per-cluster weights)",
-        r.round
+         vs {moved_ref:.6e} in the reference (ratio {ratio:.4}): {}{}",
+        r.round,
+        factor_hint(ratio),
+        rule.explain()
     )
+}
+
+/// A ratio of moves that is a telling constant.
+fn factor_hint(ratio: f64) -> &'static str {
+    let near = |x: f64| (ratio / x - 1.0).abs() < 0.02;
+    if near(2.0) {
+        "the candidate moves twice as far — a step twice the reference's, e.g. a loss \
+         (1/n_i)‖y_i − X_iθ‖² where the reference's is (1/(2n_i))‖y_i − X_iθ‖² (gradient \
+         (1/n_i)X_iᵀ(X_iθ − y_i)): pass the candidate's step to the reference or halve it; "
+    } else if near(0.5) {
+        "the candidate moves half as far — a step half the reference's, e.g. a loss \
+         (1/(4n_i))‖·‖² or a gradient divided by 2n_i: pass the candidate's step to the reference; "
+    } else {
+        ""
+    }
+}
+
+/// The update rule the reference ran, so that a diagnosis can name what to compare.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UpdateRule {
+    /// SXY22 Phase 2 (FedAvg / FedProx + eq. 8 clustering), also the Phase 2 of `two-phase`.
+    Phase2 {
+        /// Step `η`.
+        eta: f64,
+        /// Local steps `s` (FedAvg).
+        local_steps: usize,
+        /// Local solver.
+        local_solver: LocalSolver,
+    },
+    /// IFCA option I (Algorithm 2, gradient averaging).
+    IfcaGradient {
+        /// Step `γ`.
+        step: f64,
+    },
+    /// IFCA option II (Algorithm 2, model averaging).
+    IfcaModel {
+        /// Local step `γ`.
+        step: f64,
+        /// Local steps `τ`.
+        local_steps: usize,
+    },
+    /// Any other algorithm: no rule-specific advice.
+    Other,
+}
+
+impl UpdateRule {
+    /// What the reference's update is and the usual ways a candidate differs from it.
+    fn explain(&self) -> String {
+        match *self {
+            UpdateRule::Phase2 {
+                eta,
+                local_steps,
+                local_solver,
+            } => {
+                let local = match local_solver {
+                    LocalSolver::Fedavg => format!(
+                        "FedAvg: {local_steps} local step(s) θ ← θ − (η/n_i)X_iᵀ(X_iθ − y_i) with η = {eta}"
+                    ),
+                    LocalSolver::Fedprox => format!(
+                        "FedProx: one exact proximal step (I + (η/n_i)X_iᵀX_i)⁻¹(θ + (η/n_i)X_iᵀy_i) with η = {eta}"
+                    ),
+                };
+                format!(
+                    "the local update or the aggregation differs. The reference (SXY22 Phase 2) runs {local} \
+                     on every client and averages with weights n_i/N over all clients (w_i = n_i/N); a \
+                     constant ratio like N/N_j means per-cluster weights; FedProx against FedAvg (or \
+                     another number of local steps) gives a ratio that changes from round to round — \
+                     set `local_solver`, `local_steps` and `eta` to the candidate's"
+                )
+            }
+            UpdateRule::IfcaGradient { step } => format!(
+                "the gradient step or its averaging differs. The reference (IFCA Algorithm 2, option I) \
+                 takes θ_j ← θ_j − (γ/|M_t|) Σ_(i ∈ M_t, z_i = j) ∇F_i(θ_j) with γ = {step} and \
+                 ∇F_i(θ) = (1/n_i)X_iᵀ(X_iθ − y_i): divided by the round's participants |M_t|, not by the \
+                 cluster's (a ratio |M_t|/|{{i : z_i = j}}| means that); set `eta` to the candidate's step"
+            ),
+            UpdateRule::IfcaModel { step, local_steps } => format!(
+                "the local steps or the model average differ. The reference (IFCA Algorithm 2, option \
+                 II) runs τ = {local_steps} gradient step(s) θ ← θ − γ(1/n_i)X_iᵀ(X_iθ − y_i) with \
+                 γ = {step} on each participant and averages cluster j's participants' models \
+                 unweighted; set `eta` and `local_steps` to the candidate's, or `ifca_option=gradient` \
+                 if the candidate averages gradients"
+            ),
+            UpdateRule::Other => {
+                "the local update or the aggregation differs (compare the algorithm's keys printed \
+                 above with the candidate's)"
+                    .to_string()
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +423,60 @@ mod tests {
         assert!(
             diag.contains("model 0") && diag.contains("ratio 3.0000"),
             "{diag}"
+        );
+        assert!(!diag.contains("twice"), "3× is not a factor-2 hint: {diag}");
+    }
+
+    /// A step twice the reference's is named as such, and each update rule's diagnosis names
+    /// its own update (IFCA's participants average, Phase 2's n_i/N weights), not another's.
+    #[test]
+    fn the_diagnosis_names_a_factor_two_and_the_reference_rule() {
+        let init = DMatrix::from_column_slice(2, 1, &[0.0, 0.0]);
+        let r1 = DMatrix::from_column_slice(2, 1, &[0.1, 0.2]);
+        let c1 = DMatrix::from_column_slice(2, 1, &[0.2, 0.4]);
+        let reference = Reference {
+            init: Some(&init),
+            iterates: std::slice::from_ref(&r1),
+            labels: None,
+        };
+        let candidate = Candidate {
+            iterates: c1.as_slice(),
+            shape: &[1, 1, 2],
+            labels: None,
+        };
+        let tol = Tolerance {
+            rtol: 1e-12,
+            atol: 0.0,
+        };
+        let diag = |rule: UpdateRule| {
+            compare_under(&rule, &reference, &candidate, tol)
+                .unwrap()
+                .diagnosis
+                .unwrap()
+        };
+        let ifca = diag(UpdateRule::IfcaGradient { step: 0.1 });
+        assert!(
+            ifca.contains("ratio 2.0000") && ifca.contains("twice"),
+            "{ifca}"
+        );
+        assert!(
+            ifca.contains("option I") && ifca.contains("|M_t|"),
+            "{ifca}"
+        );
+        assert!(!ifca.contains("n_i/N"), "Phase 2 advice for IFCA: {ifca}");
+        let p2 = diag(UpdateRule::Phase2 {
+            eta: 0.1,
+            local_steps: 5,
+            local_solver: LocalSolver::Fedprox,
+        });
+        assert!(p2.contains("n_i/N") && p2.contains("FedProx"), "{p2}");
+        let model = diag(UpdateRule::IfcaModel {
+            step: 0.1,
+            local_steps: 3,
+        });
+        assert!(
+            model.contains("option II") && model.contains("τ = 3"),
+            "{model}"
         );
     }
 

@@ -447,7 +447,7 @@ def main(argv=None) -> int:
                    help="step size η (Phase 2) or γ (IFCA)")
     p.add_argument("--local-steps", type=int, default=1, help="s (Phase 2 FedAvg) or τ (IFCA option II)")
     p.add_argument("--local-solver", choices=["fedavg", "fedprox"], default="fedavg")
-    p.add_argument("--option", choices=["gradient", "model"], default="gradient",
+    p.add_argument("--ifca-option", "--option", dest="option", choices=["gradient", "model"], default="gradient",
                    help="IFCA option I (gradient) or II (model)")
     p.add_argument("--rounds", type=int, required=True)
     p.add_argument("--participation", help="IFCA: rounds × M int64 0/1 .npy (default: all clients)")

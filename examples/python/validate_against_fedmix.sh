@@ -28,12 +28,12 @@ $PY --data "$W/D" --algorithm phase2 --init "$W/theta0.npy" --eta 0.05 --local-s
 "$B" validate --algorithm phase2 "${common[@]}" --set eta=0.05 --set local_solver=fedprox \
      --iterates "$W/fedprox/iterates.npy" --labels "$W/fedprox/labels.npy"
 echo "== IFCA option I (gradient averaging)"
-$PY --data "$W/D" --algorithm ifca --init "$W/theta0.npy" --step 0.05 --option gradient \
+$PY --data "$W/D" --algorithm ifca --init "$W/theta0.npy" --eta 0.05 --ifca-option gradient \
     --rounds 20 --out "$W/ifca1" > /dev/null
 "$B" validate --algorithm ifca "${common[@]}" --set eta=0.05 --set ifca_option=gradient \
      --set restarts=1 --iterates "$W/ifca1/iterates.npy" --labels "$W/ifca1/labels.npy"
 echo "== IFCA option II (model averaging, tau = 5)"
-$PY --data "$W/D" --algorithm ifca --init "$W/theta0.npy" --step 0.05 --option model \
+$PY --data "$W/D" --algorithm ifca --init "$W/theta0.npy" --eta 0.05 --ifca-option model \
     --local-steps 5 --rounds 20 --out "$W/ifca2" > /dev/null
 "$B" validate --algorithm ifca "${common[@]}" --set eta=0.05 --set ifca_option=model \
      --set local_steps=5 --set restarts=1 --iterates "$W/ifca2/iterates.npy" --labels "$W/ifca2/labels.npy"

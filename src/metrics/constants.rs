@@ -7,15 +7,17 @@ use nalgebra::{DMatrix, SymmetricEigen};
 
 /// Quantity skew `χ²(n) = M Σ_i (n_i/N)² − 1`: the χ² divergence of `p_n(i) = n_i/N` from the
 /// uniform distribution on `[M]` (SXY22 §4.2, defined before Theorem 2; it enters `ν`, eq. 10);
-/// 0 for balanced data.
+/// 0 for balanced data. Computed as `(M Σ n_i² − N²) / N²` with the numerator and denominator
+/// exact integers (rounded only when divided), so it is exactly 0 for equal sizes and never
+/// negative (the floating-point form `M Σ (n_i/N)² − 1` gave −4.4e-16 on equal sizes).
 pub fn chi2(sizes: &[usize]) -> f64 {
-    let total: f64 = sizes.iter().map(|&n| n as f64).sum();
-    let m = sizes.len() as f64;
-    m * sizes
-        .iter()
-        .map(|&n| (n as f64 / total).powi(2))
-        .sum::<f64>()
-        - 1.0
+    let total: u128 = sizes.iter().map(|&n| n as u128).sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    let squares: u128 = sizes.iter().map(|&n| (n as u128) * (n as u128)).sum();
+    let excess = sizes.len() as u128 * squares - total * total;
+    excess as f64 / (total * total) as f64
 }
 
 /// `‖φ(x_i)‖₂² / n_i` for client `i` (spectral norm, via the smaller Gram matrix).

@@ -235,6 +235,20 @@ impl Default for RunConfig {
 }
 
 /// Parse a `--set` value as a TOML value (number, bool, string…), falling back to a string.
+/// The 1-based line on which top-level key `key` is assigned in TOML `text` (`key = …`,
+/// optionally quoted), if it is.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            let l = line.trim_start();
+            let rest = l
+                .strip_prefix(key)
+                .or_else(|| l.strip_prefix(&format!("\"{key}\"")));
+            rest.is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
 fn toml_value(v: &str) -> toml::Value {
     toml::from_str::<toml::Table>(&format!("v = {v}"))
         .ok()
@@ -305,21 +319,39 @@ impl RunConfig {
             })?,
             None => toml::Table::new(),
         };
-        check_known(
-            table.keys().map(String::as_str),
-            &origin.display().to_string(),
-        )?;
+        // Where a key of the file stands, for the errors that name it.
+        let at = |key: &str| -> String {
+            match toml_text.and_then(|(p, text)| Some((p, key_line(text, key)?))) {
+                Some((p, line)) => format!("{} line {line}", p.display()),
+                None => origin.display().to_string(),
+            }
+        };
+        for key in table.keys() {
+            check_known(std::iter::once(key.as_str()), &at(key))?;
+        }
         check_known(sets.iter().map(|(k, _)| k.as_str()), "--set")?;
+        let from_file: Vec<String> = table
+            .keys()
+            .filter(|k| !sets.iter().any(|(s, _)| s == *k))
+            .cloned()
+            .collect();
         for (k, v) in sets {
             table.insert(k.clone(), toml_value(v));
         }
-        let cfg: RunConfig =
-            table
-                .try_into()
-                .map_err(|e: toml::de::Error| FedmixError::Malformed {
-                    path: origin,
-                    message: e.to_string().replace('\n', " "),
-                })?;
+        let cfg: RunConfig = table.try_into().map_err(|e: toml::de::Error| {
+            let message = e.to_string().replace('\n', " ");
+            // A wrong type names its key ("… in `eta`"): point at the key's line in the file.
+            let key = message
+                .rsplit_once("in `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map(|(k, _)| k.to_string());
+            let path = match key {
+                Some(k) if from_file.contains(&k) => std::path::PathBuf::from(at(&k)),
+                Some(_) => std::path::PathBuf::from("--set"),
+                None => origin.clone(),
+            };
+            FedmixError::Malformed { path, message }
+        })?;
         cfg.check()?;
         Ok(cfg)
     }
@@ -735,4 +767,36 @@ pub fn check_local(cfg: &RunConfig) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Errors about a key of a configuration file name the file and the key's line; a value
+    /// overridden with `--set` is blamed on `--set`.
+    #[test]
+    fn file_errors_name_the_line_of_the_key() {
+        let p = Path::new("c.toml");
+        let err = |text: &str, sets: &[(String, String)]| {
+            RunConfig::from_sources(Some((p, text)), sets)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("rounds = 5\n\neta = \"fast\"\n", &[]);
+        assert!(e.contains("c.toml line 3") && e.contains("eta"), "{e}");
+        let e = err("rounds = 5\n  local_step = 3\n", &[]);
+        assert!(
+            e.contains("c.toml line 2") && e.contains("local_steps"),
+            "{e}"
+        );
+        let e = err(
+            "eta = 0.1\n",
+            &[("local_steps".to_string(), "x".to_string())],
+        );
+        assert!(e.starts_with("--set") && !e.contains("line"), "{e}");
+        assert_eq!(key_line("# eta = 1\n\"eta\" = 2\n", "eta"), Some(2));
+        assert_eq!(key_line("etas = 1\n", "eta"), None);
+    }
 }
