@@ -59,6 +59,8 @@ class Cli:
 def cli() -> Cli:
     path = cli_path()
     if not path.exists():
+        if os.environ.get("FEDMIX_REQUIRE_CLI"):  # CI builds it: a missing binary is a failure
+            pytest.fail(f"FEDMIX_REQUIRE_CLI is set but there is no fedmix binary at {path}")
         pytest.skip(
             f"the fedmix CLI binary is not built at {path} (cargo build --release --bin fedmix, "
             "or set FEDMIX_BIN); .ci/run builds it"

@@ -1,6 +1,8 @@
 """Bad input raises `fedmix.FedmixError` (a `ValueError`) with the CLI's message, never a panic
 or a crash."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ def fed():
 
 def cli_or_none():
     p = cli_path()
+    if not p.exists() and os.environ.get("FEDMIX_REQUIRE_CLI"):
+        pytest.fail(f"FEDMIX_REQUIRE_CLI is set but there is no fedmix binary at {p}")
     return Cli(p) if p.exists() else None
 
 
