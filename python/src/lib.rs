@@ -94,9 +94,9 @@ fn to_py(py: Python<'_>, f: Failure) -> PyErr {
             let _ = err.value(py).setattr("kind", kind_of(&e));
             err
         }
-        Failure::Panic(msg) => InternalError::new_err(format!(
-            "fedmix panicked (a bug, please report it): {msg}"
-        )),
+        Failure::Panic(msg) => {
+            InternalError::new_err(format!("fedmix panicked (a bug, please report it): {msg}"))
+        }
     }
 }
 
@@ -361,8 +361,12 @@ fn prepared(
 fn trace_dict<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {
     let rows = &rec.rows;
     let f = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> Option<f64>| {
-        Array1::from(rows.iter().map(|r| g(r).unwrap_or(f64::NAN)).collect::<Vec<_>>())
-            .into_pyarray(py)
+        Array1::from(
+            rows.iter()
+                .map(|r| g(r).unwrap_or(f64::NAN))
+                .collect::<Vec<_>>(),
+        )
+        .into_pyarray(py)
     };
     let i = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> i64| {
         Array1::from(rows.iter().map(g).collect::<Vec<_>>()).into_pyarray(py)
@@ -424,11 +428,19 @@ fn trace_dict<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDic
     )?;
     d.set_item(
         "sigma_hat",
-        list(&|r| r.anchors.as_ref().map_or(Vec::new(), |a| a.sigma_hat.clone()))?,
+        list(&|r| {
+            r.anchors
+                .as_ref()
+                .map_or(Vec::new(), |a| a.sigma_hat.clone())
+        })?,
     )?;
     d.set_item(
         "step_sizes",
-        list(&|r| r.anchors.as_ref().map_or(Vec::new(), |a| a.step_sizes.clone()))?,
+        list(&|r| {
+            r.anchors
+                .as_ref()
+                .map_or(Vec::new(), |a| a.step_sizes.clone())
+        })?,
     )?;
     d.set_item("floats_down", i(&|r| r.comm.floats_down as i64))?;
     d.set_item("floats_up", i(&|r| r.comm.floats_up as i64))?;

@@ -36,7 +36,7 @@ class Cli:
         """The one-line message of a CLI failure (exit 2), without its `error: ` prefix."""
         p = self(*args, check=False)
         assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-        line = p.stderr.strip()
+        line = p.stderr.rstrip("\n")
         assert line.startswith("error: "), line
         return line[len("error: "):]
 

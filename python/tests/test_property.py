@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, event, given, settings, strategies as st  # noqa: E402
 
 import fedmix  # noqa: E402
 from conftest import without_wall_time  # noqa: E402
@@ -13,7 +13,7 @@ from conftest import without_wall_time  # noqa: E402
 ALGORITHMS = ["two-phase", "phase2", "oracle", "ifca", "fedavg", "one-shot", "local"]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     setting=st.sampled_from(["sxy-balanced", "sxy-unbalanced-data", "sxy-unbalanced-both", "ifca-linear"]),
     algorithm=st.sampled_from(ALGORITHMS),
@@ -44,10 +44,12 @@ def test_summary_equals_the_cli(cli, tmp_path_factory, setting, algorithm, seed,
         res = fedmix.run(algorithm, fed, seed=seed, **keys)
     except fedmix.FedmixError as e:
         assert p.returncode == 2, f"python raised {e!s} but the CLI succeeded"
-        assert p.stderr.strip() == f"error: {e}"
+        assert p.stderr.rstrip("\n") == f"error: {e}"
+        event(f"both refused: {e.kind}")
         return
     assert p.returncode == 0, f"the CLI failed ({p.stderr.strip()}) but python succeeded"
     import json
     ref = json.loads((out / "r" / "summary.json").read_text())
     assert without_wall_time(res.summary) == without_wall_time(ref)
     assert res.theta_hat.tobytes() == np.load(out / "r" / "theta_hat.npy").tobytes()
+    event("both ran: identical summary")
