@@ -1,0 +1,627 @@
+"""fedmix: clustered federated learning for mixed linear regression, from Python.
+
+The reference implementation of the two-phase algorithm of Su, Xu & Yang (NeurIPS 2022, "SXY22"),
+IFCA (Ghosh et al., NeurIPS 2020, Algorithm 2), SR-FCA and baselines, called in-process: the
+functions here call the Rust library directly, through the same code path as the ``fedmix`` CLI
+(``fedmix.runner`` in the Rust crate), so the same inputs give the same bits and the same error
+messages as ``fedmix run`` / ``fedmix validate``.
+
+Entry points:
+
+- :func:`generate` / :func:`load` → :class:`Federation` (``fedmix generate`` / ``--data``);
+- :func:`run` → :class:`Result` (``fedmix run``);
+- :class:`Session` (one round at a time, replaying :func:`run`'s rounds);
+- :func:`validate` → :class:`Report` (``fedmix validate``);
+- :func:`fedmix.testing.assert_matches_reference` (``numpy.testing`` style);
+- :func:`algorithms`, :func:`keys`, :func:`settings`, :func:`parameters`: what can be asked for.
+
+Errors: a bad key, value, shape or name raises :class:`FedmixError`, a subclass of
+``ValueError`` whose message is the CLI's (the text after ``error: ``) and whose ``kind``
+attribute names the library's error variant (``InvalidParameter``, ``UnknownKey``,
+``ShapeMismatch``, ``Divergence``, …). Every typed error of the library, including a run that
+cannot proceed (``Divergence``, ``TooFewClusters``), is a :class:`FedmixError`. A panic of the
+library (a bug) is caught before it reaches Python and raised as :class:`InternalError`
+(a ``RuntimeError``).
+
+Copies: every array handed to Python is a fresh numpy array that Python owns (data is copied
+once out of the library; results are moved, not copied twice); every array passed in (``init``,
+candidate ``iterates``/``labels``) is copied into the library. Arrays of a :class:`Federation`
+are read-only and cached after first access. Runs release the GIL.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _native
+from ._native import FedmixError, InternalError
+
+__all__ = [
+    "FedmixError",
+    "InternalError",
+    "Federation",
+    "Result",
+    "Round",
+    "Session",
+    "Report",
+    "generate",
+    "load",
+    "run",
+    "validate",
+    "algorithms",
+    "keys",
+    "settings",
+    "parameters",
+    "testing",
+]
+
+__version__ = "0.1.0"
+
+ParamValue = Union[str, bool, int, float, Sequence[Union[int, float, str]]]
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters: Python values → the strings `--set key=value` takes
+# --------------------------------------------------------------------------------------------
+
+
+def _scalar_text(key: str, v: Any) -> str:
+    # bool first: bool is an int subclass; numpy bools are not numbers.Integral.
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        # float.__repr__ is the shortest text that reads back to the same double (numpy
+        # scalars' own repr would be `np.float64(…)`), so a float round-trips bit for bit.
+        return float.__repr__(float(v))
+    if isinstance(v, str):
+        return v
+    raise TypeError(f"parameter {key!r}: unsupported value {v!r} ({type(v).__name__})")
+
+
+def _set_text(key: str, v: Any, data: bool) -> str:
+    """The text ``--set key=TEXT`` would carry for ``v``."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        items = [_scalar_text(key, x) for x in list(v)]
+        # Data parameter `p` is comma-separated; run keys that are lists are TOML arrays.
+        return ",".join(items) if data else "[" + ", ".join(items) + "]"
+    return _scalar_text(key, v)
+
+
+def _sets(params: Mapping[str, Any], data: bool) -> List[Tuple[str, str]]:
+    return [(str(k), _set_text(str(k), v, data)) for k, v in params.items()]
+
+
+# --------------------------------------------------------------------------------------------
+# Discovery
+# --------------------------------------------------------------------------------------------
+
+
+def algorithms() -> List[str]:
+    """The algorithm names ``run`` accepts (``fedmix run --algorithm``), in documentation order."""
+    return list(_native.algorithms())
+
+
+def keys(algorithm: str) -> Dict[str, Any]:
+    """The run keys ``algorithm`` reads, each with its default (``RunConfig::default()``).
+
+    A default of ``None`` means the value is set by a rule from the data: ``eta`` is
+    ``eta_gamma / max_i ‖φ_i‖²/n_i`` (γ = 0.8 by default), ``anchors`` ``min(⌈k ln N⌉,
+    eligible)``, ``k`` the data's number of clusters, and so on (the Rust docs of ``RunConfig``).
+    Any other key given to :func:`run` for this algorithm is refused, as the CLI refuses it.
+
+    Raises :class:`FedmixError` for an unknown algorithm.
+    """
+    return {k: json.loads(v) for k, v in _native.keys(algorithm)}
+
+
+def settings() -> Dict[str, Dict[str, Any]]:
+    """The synthetic settings (``fedmix settings``): name → ``{"doc": …, "parameters": {…}}``."""
+    return {
+        name: {"doc": doc, "parameters": json.loads(params)}
+        for name, doc, params in _native.settings()
+    }
+
+
+def parameters() -> Dict[str, str]:
+    """The data-generation parameters :func:`generate` accepts, with their meaning."""
+    return dict(_native.parameters())
+
+
+# --------------------------------------------------------------------------------------------
+# Federations
+# --------------------------------------------------------------------------------------------
+
+
+def _readonly(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    if a is not None:
+        a.setflags(write=False)
+    return a
+
+
+class Federation:
+    """A federation of ``M`` clients (SXY22 eq. 1): client ``i`` holds ``n_i`` samples
+    ``(φ(x_ij), y_ij)``; for synthetic data also its true cluster ``z_i`` and the true models
+    ``θ*``. Made by :func:`generate` or :func:`load`; passed to :func:`run` and :func:`validate`.
+
+    Arrays are copied out of the library on first access, cached, and read-only (changing them
+    could not change the data a run sees). Clients are stacked in order: client ``i`` owns rows
+    ``offsets[i]:offsets[i+1]`` of ``features``/``responses`` (``offsets`` = cumulative sum of
+    ``client_sizes``).
+    """
+
+    def __init__(self, native: "_native.NativeFederation") -> None:
+        self._native = native
+        self._cache: Dict[str, Any] = {}
+
+    def _get(self, name: str, make: Any) -> Any:
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
+    @property
+    def manifest(self) -> Dict[str, Any]:
+        """The dataset's ``manifest.json`` (setting, seed, k, d, M, sizes, parameters…), a new dict."""
+        return json.loads(self._native.manifest_json())
+
+    @property
+    def data_dir(self) -> Optional[str]:
+        """The directory given to :func:`load`, or ``None`` for generated data."""
+        return self._native.data_dir
+
+    @property
+    def setting(self) -> Optional[str]:
+        """Synthetic setting name (``None`` for external data)."""
+        return self.manifest["setting"]
+
+    @property
+    def seed(self) -> Optional[int]:
+        """Master seed of synthetic data."""
+        return self.manifest["seed"]
+
+    @property
+    def k(self) -> Optional[int]:
+        """Number of clusters, when known."""
+        return self.manifest["k"]
+
+    @property
+    def d(self) -> int:
+        """Dimension of ``φ(x)``."""
+        return int(self.manifest["d"])
+
+    @property
+    def num_clients(self) -> int:
+        """``M``."""
+        return int(self.manifest["clients"])
+
+    @property
+    def num_samples(self) -> int:
+        """``N = Σ n_i``."""
+        return int(self.manifest["total_samples"])
+
+    @property
+    def features(self) -> np.ndarray:
+        """``N × d`` float64, clients stacked in order (copied once, read-only)."""
+        return self._get("features", lambda: _readonly(self._native.features(False)))
+
+    @property
+    def responses(self) -> np.ndarray:
+        """``N`` float64 (copied once, read-only)."""
+        return self._get("responses", lambda: _readonly(self._native.responses(False)))
+
+    @property
+    def client_sizes(self) -> np.ndarray:
+        """``M`` int64: ``n_i`` (copied once, read-only)."""
+        return self._get("client_sizes", lambda: _readonly(self._native.client_sizes(False)))
+
+    @property
+    def labels(self) -> Optional[np.ndarray]:
+        """``M`` int64 true clusters ``z_i ∈ 0..k``, or ``None`` (copied once, read-only)."""
+        return self._get("labels", lambda: _readonly(self._native.labels()))
+
+    @property
+    def theta_star(self) -> Optional[np.ndarray]:
+        """``k × d`` float64 true models (row ``j`` = ``θ*_j``), or ``None`` (copied once, read-only)."""
+        return self._get("theta_star", lambda: _readonly(self._native.theta_star()))
+
+    @property
+    def test_features(self) -> Optional[np.ndarray]:
+        """Held-out features (``test_samples > 0``), or ``None`` (copied once, read-only)."""
+        return self._get("test_features", lambda: _readonly(self._native.features(True)))
+
+    @property
+    def test_responses(self) -> Optional[np.ndarray]:
+        """Held-out responses, or ``None`` (copied once, read-only)."""
+        return self._get("test_responses", lambda: _readonly(self._native.responses(True)))
+
+    @property
+    def test_client_sizes(self) -> Optional[np.ndarray]:
+        """Held-out samples per client, or ``None`` (copied once, read-only)."""
+        return self._get("test_client_sizes", lambda: _readonly(self._native.client_sizes(True)))
+
+    def client(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Client ``i``'s ``(φ_i, y_i)``: views (no copy) into :attr:`features`/:attr:`responses`."""
+        sizes = self.client_sizes
+        if not 0 <= i < len(sizes):
+            raise IndexError(f"client {i} out of range (M = {len(sizes)})")
+        start = int(sizes[:i].sum())
+        stop = start + int(sizes[i])
+        return self.features[start:stop], self.responses[start:stop]
+
+    def __repr__(self) -> str:
+        m = self.manifest
+        src = f"setting={m['setting']!r}, seed={m['seed']}" if m["setting"] else f"data_dir={self.data_dir!r}"
+        return f"Federation({src}, M={m['clients']}, N={m['total_samples']}, d={m['d']}, k={m['k']})"
+
+
+def generate(setting: str, seed: int = 0, **params: Any) -> Federation:
+    """Generate synthetic setting ``setting`` under ``seed``, in memory (``fedmix generate``).
+
+    ``params`` override the setting's parameters by their public names (:func:`parameters`):
+    ``generate("sxy-balanced", 1, d=10, clients=40, sigma=0.2)``. Values are passed to the
+    library as the CLI's ``--set key=value`` text: ints as decimal, floats as their shortest
+    round-trip text (``repr``), bools ``true``/``false``, strings as given, a list (``p``) as
+    comma-separated values. Same seed and parameters ⇒ bit-identical data to the CLI's.
+
+    Raises :class:`FedmixError` (a ``ValueError``) for an unknown setting or parameter or an
+    invalid value, with the CLI's message.
+    """
+    sets = _sets(params, data=True)
+    return Federation(_native.generate(setting, int(seed), sets))
+
+
+def load(path: Union[str, "os.PathLike[str]"]) -> Federation:
+    """Read a dataset directory (the format ``fedmix generate`` writes; ``fedmix run --data``).
+
+    Every array is validated against ``manifest.json`` as the CLI does. The path is recorded as
+    given in the summary of runs on this federation (``summary["data"]["dir"]``).
+
+    Raises :class:`FedmixError` naming the file, field or client at fault.
+    """
+    return Federation(_native.load(str(path)))
+
+
+# --------------------------------------------------------------------------------------------
+# Runs
+# --------------------------------------------------------------------------------------------
+
+
+def _init_array(init: Any) -> Optional[np.ndarray]:
+    # Copied to float64 C order (a float64 array the CLI would read from init.npy); the library
+    # then checks its shape and entries as it checks `--init`.
+    return None if init is None else np.ascontiguousarray(init, dtype=np.float64)
+
+
+def _as_frame(columns: Mapping[str, np.ndarray]) -> Any:
+    try:
+        import pandas as pd  # optional dependency
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("trace_frame() needs pandas (pip install pandas)") from e
+    return pd.DataFrame({k: list(v) if v.dtype == object else v for k, v in columns.items()})
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`run` returns: everything a ``fedmix run`` directory holds, as numpy arrays.
+
+    - ``theta_hat``: ``K̂ × d`` float64, the final models in the run's label order
+      (``theta_hat.npy``);
+    - ``labels``: ``M`` int64, each client's final cluster, ``-1`` = unassigned (``labels.npy``);
+    - ``trace``: one numpy array per column of ``trace.csv``, same names and order, one entry
+      per round. Floats are ``NaN`` where the CSV field is empty; the integer columns
+      ``anchor_clusters`` and ``empty_clusters`` are ``-1`` there; ``phase`` is a str array;
+      the list columns (``per_cluster_errors``, ``anchor_errors``, ``sigma_hat``,
+      ``step_sizes``) are object arrays of float64 arrays (empty where the CSV field is);
+    - ``iterates``: ``rounds × K̂_max × d`` float64 (the models after each round that records
+      models — Phase 2 rounds for ``two-phase``; NaN-padded where fewer models existed, as
+      ``iterates.npy``), or ``None`` when not saved;
+    - ``iterate_labels``: ``rounds × M`` int64 (each client's choice in that round), or
+      ``None`` (not saved, or an algorithm without per-round labels);
+    - ``summary``: exactly the object ``summary.json`` holds (keys after defaults, seeds,
+      data constants, final metrics, termination, communication, wall time of this call).
+    """
+
+    algorithm: str
+    theta_hat: np.ndarray
+    labels: np.ndarray
+    trace: Dict[str, np.ndarray]
+    summary: Dict[str, Any]
+    iterates: Optional[np.ndarray] = None
+    iterate_labels: Optional[np.ndarray] = None
+
+    @property
+    def rounds(self) -> int:
+        """Rows of the trace (every round, Phase 1 rounds included)."""
+        return len(self.trace["round"])
+
+    def trace_frame(self) -> Any:
+        """The trace as a ``pandas.DataFrame`` (needs pandas, an optional dependency)."""
+        return _as_frame(self.trace)
+
+    def __repr__(self) -> str:
+        f = self.summary.get("final", {})
+        return (
+            f"Result(algorithm={self.algorithm!r}, rounds={self.rounds}, models={self.theta_hat.shape[0]}, "
+            f"distance={f.get('distance')!r}, training_loss={f.get('training_loss')!r})"
+        )
+
+
+def _trace(columns: Dict[str, Any]) -> Dict[str, np.ndarray]:
+    out: Dict[str, np.ndarray] = {}
+    for k, v in columns.items():
+        if isinstance(v, list):
+            if k == "phase":
+                out[k] = np.array(v, dtype=str)
+            else:
+                arr = np.empty(len(v), dtype=object)
+                for i, x in enumerate(v):
+                    arr[i] = x
+                out[k] = arr
+        else:
+            out[k] = v
+    return out
+
+
+def run(
+    algorithm: str,
+    federation: Federation,
+    seed: int = 0,
+    init: Optional[Any] = None,
+    save_iterates: bool = True,
+    **params: Any,
+) -> Result:
+    """Run ``algorithm`` on ``federation`` under master ``seed``: ``fedmix run``, in-process.
+
+    ``params`` are the run keys (``fedmix run --set key=value``), checked per algorithm exactly
+    as the CLI checks them: an unknown key, or one the algorithm does not read, raises
+    :class:`FedmixError` (a ``ValueError``) with the CLI's message. Values are converted to
+    ``--set`` text as in :func:`generate` (a list becomes a TOML array). The keys of every
+    algorithm with their defaults are listed below (and by :func:`keys`).
+
+    ``init``: initial models, ``k × d`` (``R × k × d`` for every IFCA restart; ``two-phase``
+    and ``fedavg`` take ``1 × d``), converted (copied) to float64 — what ``--init init.npy``
+    supplies, with the same checks (shape, finite entries) and the same meaning. In the summary
+    it is recorded as ``"<init array>"`` where the CLI records the file's path.
+
+    ``save_iterates``: keep every round's models and labels (``--save-iterates``); it changes
+    nothing else (same bits, same summary).
+
+    ``seed`` drives the algorithm's own streams (initialisation, sampling, anchors…); the same
+    seed and data give the same bits as ``fedmix run`` (with ``--setting S --seed s`` the CLI
+    uses ``s`` for the data too: pass ``generate(S, s)`` and ``seed=s``). The GIL is released
+    while the algorithm runs.
+    """
+    res = _native.run(
+        algorithm,
+        federation._native,
+        int(seed),
+        _init_array(init),
+        bool(save_iterates),
+        _sets(params, data=False),
+    )
+    summary = json.loads(res["summary_json"])
+    return Result(
+        algorithm=summary.get("algorithm", algorithm),
+        theta_hat=res["theta_hat"],
+        labels=res["labels"],
+        trace=_trace(res["trace"]),
+        summary=summary,
+        iterates=res["iterates"],
+        iterate_labels=res["iterate_labels"],
+    )
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of a :class:`Session`.
+
+    ``round`` (1-based, Phase 1 rounds first, as the trace), ``phase`` (``"phase1"`` or
+    ``"phase2"``), ``iterate`` (``K̂ × d`` models after the round, or ``None`` in a round that
+    records no models, e.g. SXY22 Phase 1), ``labels`` (``M`` int64 choices in the round, or
+    ``None``), ``metrics`` (the trace row: column → value).
+    """
+
+    round: int
+    phase: str
+    iterate: Optional[np.ndarray]
+    labels: Optional[np.ndarray]
+    metrics: Dict[str, Any]
+
+
+class Session:
+    """Step through a run one round at a time: ``for r in Session("phase2", fed, init=θ0): …``.
+
+    Honest note on how: the constructor performs the whole run once with iterates saved
+    (exactly :func:`run`, so the rounds are :func:`run`'s bit for bit) and :meth:`step` replays
+    them; it does not compute lazily. The models and labels of round ``t`` are ``run(...).iterates``
+    and ``.iterate_labels`` at the matching index: the rounds that record models are the last
+    ``len(iterates)`` rows of the trace (Phase 1 rows, which have no ``k`` models, come first).
+
+    :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises
+    ``StopIteration`` there. :attr:`result` is the full :class:`Result`.
+    """
+
+    def __init__(
+        self,
+        algorithm: str,
+        federation: Federation,
+        seed: int = 0,
+        init: Optional[Any] = None,
+        **params: Any,
+    ) -> None:
+        self.result: Result = run(algorithm, federation, seed=seed, init=init, save_iterates=True, **params)
+        self._next = 0
+        rows = self.result.rounds
+        its = self.result.iterates
+        n_it = 0 if its is None else its.shape[0]
+        # Rows that recorded models: the last n_it (see the class docstring).
+        self._first_model_row = rows - n_it if n_it <= rows else rows
+        labs = self.result.iterate_labels
+        self._labels_aligned = labs is not None and labs.shape[0] == n_it
+
+    @property
+    def rounds(self) -> int:
+        """Number of rounds (rows of the trace)."""
+        return self.result.rounds
+
+    def step(self) -> Optional[Round]:
+        """The next round, or ``None`` when the run is over."""
+        t = self._next
+        if t >= self.result.rounds:
+            return None
+        self._next += 1
+        tr = self.result.trace
+        metrics = {k: (v[t].item() if v.dtype != object and hasattr(v[t], "item") else v[t]) for k, v in tr.items()}
+        iterate = labels = None
+        j = t - self._first_model_row
+        if j >= 0 and self.result.iterates is not None and j < self.result.iterates.shape[0]:
+            iterate = self.result.iterates[j]
+            if self._labels_aligned and self.result.iterate_labels is not None:
+                labels = self.result.iterate_labels[j]
+        return Round(round=int(tr["round"][t]), phase=str(tr["phase"][t]), iterate=iterate, labels=labels, metrics=metrics)
+
+    def __iter__(self) -> Iterator[Round]:
+        return self
+
+    def __next__(self) -> Round:
+        r = self.step()
+        if r is None:
+            raise StopIteration
+        return r
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`validate` returns (``fedmix validate --json``, with arrays).
+
+    - ``passed``: every round within tolerance (and, when both sides gave labels, identical
+      cluster choices);
+    - ``first_failure``: the first round (1-based) beyond tolerance, or ``None``;
+    - ``diagnosis``: what diverged there (cluster choices, or how far each side moved), or ``None``;
+    - ``max_rel_deviation`` / ``max_abs_deviation``: per round, ``max|θ_ref − θ_cand| / max|θ_ref|``
+      and ``max|θ_ref − θ_cand|``; ``worst_model`` / ``worst_coordinate`` where it occurred;
+      ``label_disagreements``: per round, the number of clients whose choice differs (``-1``
+      when labels were not compared); ``disagreeing_clients``: their ids per round;
+      ``ok``: per round, within tolerance;
+    - ``rtol``, ``atol``; ``reference``: the reference algorithm's name;
+      ``reference_params``: the keys it read with the values it ran with (``eta`` resolved);
+    - ``raw``: the JSON report as a dict.
+    """
+
+    passed: bool
+    first_failure: Optional[int]
+    diagnosis: Optional[str]
+    rounds: np.ndarray
+    max_rel_deviation: np.ndarray
+    max_abs_deviation: np.ndarray
+    worst_model: np.ndarray
+    worst_coordinate: np.ndarray
+    label_disagreements: np.ndarray
+    disagreeing_clients: List[Optional[List[int]]]
+    ok: np.ndarray
+    rtol: float
+    atol: float
+    reference: str
+    reference_params: Dict[str, Any]
+    raw: Dict[str, Any] = field(repr=False)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def validate(
+    federation: Federation,
+    algorithm: str,
+    iterates: Any,
+    labels: Optional[Any] = None,
+    *,
+    seed: int = 0,
+    init: Optional[Any] = None,
+    rtol: float = 1e-9,
+    atol: float = 0.0,
+    **params: Any,
+) -> Report:
+    """Compare another implementation's trajectory with the reference: ``fedmix validate``.
+
+    Reruns ``algorithm`` on ``federation`` with ``seed``, ``init`` and the run keys ``params``
+    (checked as :func:`run` checks them) and compares, round by round, the candidate's
+    ``iterates`` (``rounds × k × d``: the models *after* each round, ``θ_0`` excluded) and,
+    when given, ``labels`` (``rounds × M``: the cluster each client chose *in* the round). A
+    round is within tolerance when ``max|Δ| ≤ atol + rtol·max|θ_ref|`` and the labels agree.
+    With ``init`` given (and not ``two-phase``), the diagnosis of a failure in round 1 compares
+    how far each side moved from the common start.
+
+    Defaults as the CLI's: ``rtol=1e-9``, ``atol=0``. Candidate arrays are copied (to float64 /
+    int64). A candidate with another number of rounds than the reference raises
+    :class:`FedmixError` (pass ``rounds=…``), as does a wrong shape or a bad key.
+    """
+    it = np.ascontiguousarray(iterates, dtype=np.float64)
+    lab = None if labels is None else np.ascontiguousarray(labels, dtype=np.int64)
+    res = _native.validate(
+        algorithm,
+        federation._native,
+        it,
+        lab,
+        int(seed),
+        _init_array(init),
+        float(rtol),
+        float(atol),
+        _sets(params, data=False),
+    )
+    rep = json.loads(res["report_json"])
+    rounds = rep["rounds"]
+    col = lambda name, dtype: np.array([r[name] for r in rounds], dtype=dtype)  # noqa: E731
+    dis = [r["label_disagreements"] for r in rounds]
+    return Report(
+        passed=bool(rep["passed"]),
+        first_failure=rep["first_failure"],
+        diagnosis=rep["diagnosis"],
+        rounds=col("round", np.int64),
+        max_rel_deviation=col("max_rel_deviation", np.float64),
+        max_abs_deviation=col("max_abs_deviation", np.float64),
+        worst_model=col("worst_model", np.int64),
+        worst_coordinate=col("worst_coordinate", np.int64),
+        label_disagreements=np.array([-1 if x is None else len(x) for x in dis], dtype=np.int64),
+        disagreeing_clients=dis,
+        ok=col("ok", bool),
+        rtol=float(rep["tolerance"]["rtol"]),
+        atol=float(rep["tolerance"]["atol"]),
+        reference=res["reference"],
+        reference_params={k: v for k, v in json.loads(res["reference_params_json"])},
+        raw=rep,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# help(fedmix.run): the keys of every algorithm, generated from the library
+# --------------------------------------------------------------------------------------------
+
+
+def _keys_table() -> str:
+    lines = ["", "Run keys per algorithm (default; None = set by a rule from the data):", ""]
+    for a in algorithms():
+        ks = keys(a)
+        lines.append(f"    {a}:")
+        if not ks:
+            lines.append("        (none)")
+        for k, v in ks.items():
+            lines.append(f"        {k} = {v!r}")
+    return "\n".join(lines) + "\n"
+
+
+if run.__doc__ is not None:
+    run.__doc__ += _keys_table()
+
+from . import testing  # noqa: E402  (needs the names above)

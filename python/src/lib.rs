@@ -1,0 +1,624 @@
+//! `fedmix._native`: the Rust side of the `fedmix` Python package.
+//!
+//! Every entry point goes through the library exactly as the `fedmix` CLI does
+//! ([`fedmix::runner::prepare`], [`fedmix::runner::Prepared::run`], [`fedmix::runner::Prepared::summary`],
+//! [`fedmix::validate::compare`]), so the same inputs give the same bits and the same error
+//! messages (the `Display` of [`CoreError`], which the CLI prints after `error: `). The pure
+//! Python layer (`python/fedmix/`) turns the plain values returned here into its classes.
+//!
+//! No panic crosses into Python: every entry point runs inside [`guarded`] (`catch_unwind`) and a
+//! panic becomes `fedmix.InternalError`. Runs and comparisons release the GIL
+//! ([`Python::detach`]). Arrays are copied across the boundary in both directions (once each);
+//! results are moved into numpy without a second copy.
+
+use fedmix::engine::randomness::{Randomness, Supplied};
+use fedmix::engine::recorder::Recorder;
+use fedmix::error::FedmixError as CoreError;
+use fedmix::io::{read_dataset, Dataset};
+use fedmix::params::{keys_of, AlgorithmKind, RunConfig};
+use fedmix::runner::{prepare, Provenance};
+use fedmix::synthetic;
+use nalgebra::DMatrix;
+use numpy::ndarray::{Array1, Array2, Array3};
+use numpy::{IntoPyArray, PyReadonlyArrayDyn};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+create_exception!(
+    fedmix,
+    FedmixError,
+    PyValueError,
+    "An error fedmix reports for bad input or a run that cannot proceed. The message is the \
+     fedmix CLI's (without its `error: ` prefix); `kind` names the library's error variant \
+     (e.g. `InvalidParameter`, `UnknownKey`, `ShapeMismatch`, `Divergence`)."
+);
+create_exception!(
+    fedmix,
+    InternalError,
+    PyRuntimeError,
+    "A bug in fedmix: the library panicked. The panic was caught before reaching Python; \
+     please report the message."
+);
+
+/// Where the initial models given as an array are said to come from (the CLI names the
+/// `--init` file in errors and in `summary.json`; an array has no file).
+const INIT_SOURCE: &str = "<init array>";
+/// Likewise for the candidate iterates and labels of `validate`.
+const ITERATES_SOURCE: &str = "<iterates array>";
+const LABELS_SOURCE: &str = "<labels array>";
+
+/// A failure inside the library: a typed error or a caught panic.
+enum Failure {
+    Core(CoreError),
+    Panic(String),
+}
+
+impl From<CoreError> for Failure {
+    fn from(e: CoreError) -> Self {
+        Failure::Core(e)
+    }
+}
+
+/// Run `f`, catching any panic (no panic may unwind into Python).
+fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic payload".into());
+            Err(Failure::Panic(msg))
+        }
+    }
+}
+
+/// The variant name of a library error (`InvalidParameter { .. }` → `InvalidParameter`).
+fn kind_of(e: &CoreError) -> String {
+    format!("{e:?}")
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect()
+}
+
+fn to_py(py: Python<'_>, f: Failure) -> PyErr {
+    match f {
+        Failure::Core(e) => {
+            let err = FedmixError::new_err(e.to_string());
+            // Best effort: the message is what matters; `kind` is a convenience.
+            let _ = err.value(py).setattr("kind", kind_of(&e));
+            err
+        }
+        Failure::Panic(msg) => {
+            InternalError::new_err(format!("fedmix panicked (a bug, please report it): {msg}"))
+        }
+    }
+}
+
+/// `shape` against `expected` (`None`: any extent), as the `.npy` readers check a file.
+fn check_shape(source: &str, shape: &[usize], expected: &[Option<usize>]) -> Result<(), CoreError> {
+    let ok = shape.len() == expected.len()
+        && shape
+            .iter()
+            .zip(expected)
+            .all(|(s, e)| e.is_none_or(|e| e == *s));
+    match ok {
+        true => Ok(()),
+        false => Err(CoreError::ShapeMismatch {
+            path: PathBuf::from(source),
+            expected: expected.to_vec(),
+            found: shape.to_vec(),
+        }),
+    }
+}
+
+/// The initial models from an array, with the checks and semantics of `--init`
+/// (`fedmix::engine::randomness::read_init`): float64 `k × d` (one start) or `R × k × d` (one
+/// per IFCA restart), every entry finite, `k ≥ 1`.
+fn init_from(shape: &[usize], data: &[f64], d: usize) -> Result<Vec<DMatrix<f64>>, CoreError> {
+    let expected = |rank: usize| {
+        let mut e = vec![None; rank];
+        e[rank - 1] = Some(d);
+        e
+    };
+    match shape.len() {
+        3 => check_shape(INIT_SOURCE, shape, &expected(3))?,
+        _ => check_shape(INIT_SOURCE, shape, &expected(2))?,
+    }
+    let invalid = |field: String, reason: String| CoreError::InvalidRandomness {
+        path: PathBuf::from(INIT_SOURCE),
+        field,
+        reason,
+    };
+    if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
+        let mut idx = Vec::with_capacity(shape.len());
+        let mut rest = pos;
+        for &s in shape.iter().rev() {
+            idx.push(rest % s.max(1));
+            rest /= s.max(1);
+        }
+        let field: String = idx.iter().rev().map(|i| format!("[{i}]")).collect();
+        return Err(invalid(
+            format!("init{field}"),
+            format!("non-finite value {}", data[pos]),
+        ));
+    }
+    let k = shape[shape.len() - 2];
+    if k == 0 {
+        return Err(invalid("init".into(), "no models (k = 0)".into()));
+    }
+    Ok(data
+        .chunks_exact(k * d)
+        .map(|c| DMatrix::from_column_slice(d, k, c))
+        .collect())
+}
+
+/// An array as (shape, entries in C order), copied.
+fn flat<T: numpy::Element + Copy>(a: &PyReadonlyArrayDyn<'_, T>) -> (Vec<usize>, Vec<T>) {
+    let view = a.as_array();
+    (view.shape().to_vec(), view.iter().copied().collect())
+}
+
+/// A label as in `labels.npy`: unassigned becomes `-1`.
+fn label_i64(l: usize) -> i64 {
+    if l == fedmix::metrics::UNASSIGNED {
+        -1
+    } else {
+        l as i64
+    }
+}
+
+/// A federation (a `Dataset`: training federation, held-out samples, manifest) and the
+/// directory it was read from, if any.
+#[pyclass(module = "fedmix._native", name = "NativeFederation", frozen)]
+struct NativeFederation {
+    ds: Dataset,
+    data_dir: Option<String>,
+}
+
+/// `d × k` column-major (nalgebra) = `k × d` C order.
+fn models_array(py: Python<'_>, m: &DMatrix<f64>) -> Py<PyAny> {
+    Array2::from_shape_vec((m.ncols(), m.nrows()), m.as_slice().to_vec())
+        .map(|a| a.into_pyarray(py).into_any().unbind())
+        .unwrap_or_else(|_| py.None())
+}
+
+#[pymethods]
+impl NativeFederation {
+    /// Features `N × d` (a copy).
+    fn features(&self, py: Python<'_>, test: bool) -> Py<PyAny> {
+        match self.fed(test) {
+            Some(f) => models_array(py, f.features()),
+            None => py.None(),
+        }
+    }
+    /// Responses `N` (a copy).
+    fn responses(&self, py: Python<'_>, test: bool) -> Py<PyAny> {
+        match self.fed(test) {
+            Some(f) => Array1::from(f.responses().as_slice().to_vec())
+                .into_pyarray(py)
+                .into_any()
+                .unbind(),
+            None => py.None(),
+        }
+    }
+    /// Client sizes `M` (int64).
+    fn client_sizes(&self, py: Python<'_>, test: bool) -> Py<PyAny> {
+        match self.fed(test) {
+            Some(f) => Array1::from(f.sizes().iter().map(|&n| n as i64).collect::<Vec<_>>())
+                .into_pyarray(py)
+                .into_any()
+                .unbind(),
+            None => py.None(),
+        }
+    }
+    /// True labels `M` (int64), if known.
+    fn labels(&self, py: Python<'_>) -> Py<PyAny> {
+        match self.ds.train.labels() {
+            Some(l) => Array1::from(l.iter().map(|&z| z as i64).collect::<Vec<_>>())
+                .into_pyarray(py)
+                .into_any()
+                .unbind(),
+            None => py.None(),
+        }
+    }
+    /// True models `k × d`, if known.
+    fn theta_star(&self, py: Python<'_>) -> Py<PyAny> {
+        match self.ds.train.theta_star() {
+            Some(t) => models_array(py, t),
+            None => py.None(),
+        }
+    }
+    /// `manifest.json` as JSON text.
+    fn manifest_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.ds.manifest)
+            .map_err(|e| InternalError::new_err(format!("manifest: {e}")))
+    }
+    /// The directory the data was read from (`None` when generated in memory).
+    #[getter]
+    fn data_dir(&self) -> Option<String> {
+        self.data_dir.clone()
+    }
+}
+
+impl NativeFederation {
+    fn fed(&self, test: bool) -> Option<&fedmix::federation::Federation> {
+        match test {
+            true => self.ds.test.as_ref(),
+            false => Some(&self.ds.train),
+        }
+    }
+}
+
+/// Generate setting `setting` under `seed` with overrides `sets` (`fedmix generate --set`).
+#[pyfunction]
+fn generate(
+    py: Python<'_>,
+    setting: String,
+    seed: u64,
+    sets: Vec<(String, String)>,
+) -> PyResult<NativeFederation> {
+    let ds = py
+        .detach(|| {
+            guarded(|| {
+                Ok(Dataset::from(synthetic::generate_named(
+                    &setting, seed, &sets,
+                )?))
+            })
+        })
+        .map_err(|f| to_py(py, f))?;
+    Ok(NativeFederation { ds, data_dir: None })
+}
+
+/// Read a dataset directory (`fedmix run --data`).
+#[pyfunction]
+fn load(py: Python<'_>, path: String) -> PyResult<NativeFederation> {
+    let ds = py
+        .detach(|| guarded(|| Ok(read_dataset(Path::new(&path))?)))
+        .map_err(|f| to_py(py, f))?;
+    Ok(NativeFederation {
+        ds,
+        data_dir: Some(path),
+    })
+}
+
+/// Every algorithm name.
+#[pyfunction]
+fn algorithms() -> Vec<&'static str> {
+    AlgorithmKind::ALL.iter().map(|k| k.as_str()).collect()
+}
+
+/// The run keys algorithm `algorithm` reads, each with its default as JSON text (`null`: set
+/// by a rule from the data, see the key's documentation).
+#[pyfunction]
+fn keys(py: Python<'_>, algorithm: String) -> PyResult<Vec<(&'static str, String)>> {
+    guarded(|| {
+        let kind = AlgorithmKind::parse(&algorithm)?;
+        let defaults = serde_json::to_value(RunConfig::default()).unwrap_or_default();
+        Ok(keys_of(kind)
+            .into_iter()
+            .map(|k| {
+                let v = defaults.get(k).cloned().unwrap_or_default();
+                (k, v.to_string())
+            })
+            .collect())
+    })
+    .map_err(|f| to_py(py, f))
+}
+
+/// The synthetic settings: (name, description, parameters with their values as JSON text).
+#[pyfunction]
+fn settings(py: Python<'_>) -> PyResult<Vec<(&'static str, &'static str, String)>> {
+    guarded(|| {
+        synthetic::SETTINGS
+            .iter()
+            .map(|(name, doc)| {
+                let p = synthetic::SettingParams::named(name)?;
+                let json = serde_json::to_string(&p).unwrap_or_default();
+                Ok((*name, *doc, json))
+            })
+            .collect()
+    })
+    .map_err(|f| to_py(py, f))
+}
+
+/// The data-generation parameters with their meaning.
+#[pyfunction]
+fn parameters() -> Vec<(&'static str, &'static str)> {
+    synthetic::PARAMETERS.to_vec()
+}
+
+/// Build the algorithm as `fedmix run`/`validate` do: parse the name, the keys (as `--set`),
+/// the initial models (as `--init`), then `runner::prepare`.
+fn prepared(
+    algorithm: &str,
+    ds: &Dataset,
+    seed: u64,
+    sets: &[(String, String)],
+    init: Option<&(Vec<usize>, Vec<f64>)>,
+) -> Result<fedmix::runner::Prepared, CoreError> {
+    let kind = AlgorithmKind::parse(algorithm)?;
+    let cfg = RunConfig::from_sources_for(kind, None, sets)?;
+    let given = Randomness {
+        init: match init {
+            Some((shape, data)) => Some(Supplied {
+                source: PathBuf::from(INIT_SOURCE),
+                value: init_from(shape, data, ds.train.d())?,
+            }),
+            None => None,
+        },
+        ..Randomness::default()
+    };
+    prepare(kind, cfg, ds, seed, given, false)
+}
+
+/// The trace as columns (`trace.csv`'s, same names and order).
+fn trace_dict<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {
+    let rows = &rec.rows;
+    let f = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> Option<f64>| {
+        Array1::from(
+            rows.iter()
+                .map(|r| g(r).unwrap_or(f64::NAN))
+                .collect::<Vec<_>>(),
+        )
+        .into_pyarray(py)
+    };
+    let i = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> i64| {
+        Array1::from(rows.iter().map(g).collect::<Vec<_>>()).into_pyarray(py)
+    };
+    let list = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> Vec<f64>| {
+        PyList::new(
+            py,
+            rows.iter()
+                .map(|r| Array1::from(g(r)).into_pyarray(py))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let max = |v: &[f64]| {
+        v.iter()
+            .copied()
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let d = PyDict::new(py);
+    d.set_item("round", i(&|r| r.round as i64))?;
+    d.set_item(
+        "phase",
+        PyList::new(py, rows.iter().map(|r| r.phase.as_str()))?,
+    )?;
+    d.set_item("distance", f(&|r| r.distance))?;
+    d.set_item("per_cluster_errors", list(&|r| r.per_cluster.clone())?)?;
+    d.set_item(
+        "misclustering_clients",
+        f(&|r| r.misclustering.map(|m| m.0)),
+    )?;
+    d.set_item(
+        "misclustering_samples",
+        f(&|r| r.misclustering.map(|m| m.1)),
+    )?;
+    d.set_item("training_loss", f(&|r| r.training_loss))?;
+    d.set_item(
+        "anchor_error_max",
+        f(&|r| r.anchors.as_ref().and_then(|a| max(&a.errors))),
+    )?;
+    d.set_item(
+        "anchor_error_mean",
+        f(&|r| r.anchors.as_ref().and_then(|a| mean(&a.errors))),
+    )?;
+    d.set_item(
+        "sigma_hat_max",
+        f(&|r| r.anchors.as_ref().and_then(|a| max(&a.sigma_hat))),
+    )?;
+    d.set_item(
+        "step_size_mean",
+        f(&|r| r.anchors.as_ref().and_then(|a| mean(&a.step_sizes))),
+    )?;
+    d.set_item(
+        "anchor_clusters",
+        i(&|r| r.anchor_clusters.map_or(-1, |c| c as i64)),
+    )?;
+    d.set_item(
+        "anchor_errors",
+        list(&|r| r.anchors.as_ref().map_or(Vec::new(), |a| a.errors.clone()))?,
+    )?;
+    d.set_item(
+        "sigma_hat",
+        list(&|r| {
+            r.anchors
+                .as_ref()
+                .map_or(Vec::new(), |a| a.sigma_hat.clone())
+        })?,
+    )?;
+    d.set_item(
+        "step_sizes",
+        list(&|r| {
+            r.anchors
+                .as_ref()
+                .map_or(Vec::new(), |a| a.step_sizes.clone())
+        })?,
+    )?;
+    d.set_item("floats_down", i(&|r| r.comm.floats_down as i64))?;
+    d.set_item("floats_up", i(&|r| r.comm.floats_up as i64))?;
+    d.set_item("messages", i(&|r| r.comm.messages as i64))?;
+    d.set_item("participants", i(&|r| r.comm.participants as i64))?;
+    d.set_item(
+        "empty_clusters",
+        i(&|r| r.empty_clusters.map_or(-1, |c| c as i64)),
+    )?;
+    Ok(d)
+}
+
+/// One run, as `fedmix run` performs it. Returns a dict: `theta_hat` (K̂ × d), `labels` (M),
+/// `trace` (columns), `iterates` (rounds × K̂_max × d, NaN-padded as `iterates.npy`) and
+/// `iterate_labels` (rounds × M) when saved, `summary_json` (`summary.json`'s object).
+#[pyfunction]
+#[pyo3(signature = (algorithm, federation, seed, init, save_iterates, sets))]
+fn run<'py>(
+    py: Python<'py>,
+    algorithm: String,
+    federation: &NativeFederation,
+    seed: u64,
+    init: Option<PyReadonlyArrayDyn<'py, f64>>,
+    save_iterates: bool,
+    sets: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let init = init.as_ref().map(flat);
+    let ds = &federation.ds;
+    let data_dir = federation.data_dir.clone();
+    let (out, rec, summary) = py
+        .detach(|| {
+            guarded(|| {
+                let started = std::time::Instant::now();
+                let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
+                let (out, rec) = prep.run(ds, seed, save_iterates)?;
+                let prov = Provenance {
+                    data_dir,
+                    init_file: init.as_ref().map(|_| INIT_SOURCE.to_string()),
+                    exported: None,
+                    wall_time_seconds: Some(started.elapsed().as_secs_f64()),
+                };
+                let summary = prep.summary(ds, seed, &out, &rec, &prov);
+                let text = serde_json::to_string(&serde_json::Value::Object(summary))
+                    .map_err(|e| Failure::Panic(format!("summary is not JSON: {e}")))?;
+                Ok((out, rec, text))
+            })
+        })
+        .map_err(|f| to_py(py, f))?;
+    let d = PyDict::new(py);
+    d.set_item("theta_hat", models_array(py, &out.theta_hat))?;
+    let labels: Vec<i64> = out.labels.iter().map(|&l| label_i64(l)).collect();
+    d.set_item("labels", Array1::from(labels).into_pyarray(py))?;
+    d.set_item("trace", trace_dict(py, &rec)?)?;
+    d.set_item("summary_json", summary)?;
+    if rec.save_iterates {
+        // As `iterates.npy`: rounds with fewer than the most models are padded with NaN models
+        // (SR-FCA merges, CFL splits).
+        let dim = ds.train.d();
+        let k = rec.iterates.iter().map(|m| m.ncols()).max().unwrap_or(0);
+        let flat: Vec<f64> = rec
+            .iterates
+            .iter()
+            .flat_map(|m| {
+                let pad = (k - m.ncols()) * dim;
+                m.as_slice()
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(f64::NAN, pad))
+            })
+            .collect();
+        let it = Array3::from_shape_vec((rec.iterates.len(), k, dim), flat)
+            .map_err(|e| InternalError::new_err(format!("iterates: {e}")))?;
+        d.set_item("iterates", it.into_pyarray(py))?;
+        if rec.labels.is_empty() {
+            d.set_item("iterate_labels", py.None())?;
+        } else {
+            let m = ds.train.num_clients();
+            let flat: Vec<i64> = rec
+                .labels
+                .iter()
+                .flat_map(|l| l.iter().map(|&x| label_i64(x)))
+                .collect();
+            let il = Array2::from_shape_vec((rec.labels.len(), m), flat)
+                .map_err(|e| InternalError::new_err(format!("iterate labels: {e}")))?;
+            d.set_item("iterate_labels", il.into_pyarray(py))?;
+        }
+    } else {
+        d.set_item("iterates", py.None())?;
+        d.set_item("iterate_labels", py.None())?;
+    }
+    Ok(d)
+}
+
+/// `fedmix validate`: rerun the reference with the same keys and initial models and compare
+/// the candidate's iterates (rounds × k × d) and labels (rounds × M) round by round. Returns a
+/// dict: `report_json` (the `--json` report), `reference` (the algorithm's name),
+/// `reference_params_json` (the resolved keys, `[[key, value], …]`).
+#[pyfunction]
+#[pyo3(signature = (algorithm, federation, iterates, labels, seed, init, rtol, atol, sets))]
+#[allow(clippy::too_many_arguments)]
+fn validate<'py>(
+    py: Python<'py>,
+    algorithm: String,
+    federation: &NativeFederation,
+    iterates: PyReadonlyArrayDyn<'py, f64>,
+    labels: Option<PyReadonlyArrayDyn<'py, i64>>,
+    seed: u64,
+    init: Option<PyReadonlyArrayDyn<'py, f64>>,
+    rtol: f64,
+    atol: f64,
+    sets: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use fedmix::validate::{compare, Tolerance};
+    let init = init.as_ref().map(flat);
+    let (shape, cand) = flat(&iterates);
+    let cand_labels = labels.as_ref().map(flat);
+    let ds = &federation.ds;
+    let (report, name, params) = py
+        .detach(|| {
+            guarded(|| {
+                // The order of `fedmix validate`: tolerances, the reference, the candidate's
+                // iterates, its labels, the run, the comparison.
+                for (name, v) in [("rtol", rtol), ("atol", atol)] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(CoreError::invalid(name, v, "must be finite and ≥ 0").into());
+                    }
+                }
+                let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
+                check_shape(ITERATES_SOURCE, &shape, &[None, None, Some(ds.train.d())])?;
+                if let Some((s, _)) = &cand_labels {
+                    check_shape(LABELS_SOURCE, s, &[None, Some(ds.train.num_clients())])?;
+                }
+                let (_, rec) = prep.run(ds, seed, true)?;
+                let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
+                // The start of round 1, when the given initial models are the Phase 2 start.
+                let start = prep
+                    .given
+                    .first_init()
+                    .filter(|m| m.ncols() == k && prep.kind != AlgorithmKind::TwoPhase);
+                let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
+                let report = compare(
+                    start,
+                    &rec.iterates,
+                    ref_labels,
+                    &cand,
+                    &shape,
+                    cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
+                    Tolerance { rtol, atol },
+                )?;
+                let params: Vec<(&str, serde_json::Value)> = prep.reference_params(ds);
+                let report = serde_json::to_string(&report)
+                    .map_err(|e| Failure::Panic(format!("report is not JSON: {e}")))?;
+                let params = serde_json::to_string(&params)
+                    .map_err(|e| Failure::Panic(format!("params are not JSON: {e}")))?;
+                Ok((report, prep.alg.name(), params))
+            })
+        })
+        .map_err(|f| to_py(py, f))?;
+    let d = PyDict::new(py);
+    d.set_item("report_json", report)?;
+    d.set_item("reference", name)?;
+    d.set_item("reference_params_json", params)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FedmixError", py.get_type::<FedmixError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add_class::<NativeFederation>()?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(keys, m)?)?;
+    m.add_function(wrap_pyfunction!(settings, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    Ok(())
+}
