@@ -427,14 +427,8 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
 }
 
 fn validate(args: ValidateArgs) -> Result<bool> {
-    use fedmix::validate::{compare_under, Candidate, Reference, Tolerance};
-    for (name, v) in [("rtol", args.rtol), ("atol", args.atol)] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(FedmixError::invalid(name, v, "must be finite and ≥ 0"));
-        }
-    }
+    let tol = fedmix::runner::tolerance(args.rtol, args.atol)?;
     let (prep, ds) = prepare(&args.src, false)?;
-    let init = prep.given.first_init();
     let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
         Some(p) => Some(fedmix::io::read_i64(
@@ -443,29 +437,15 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         )?),
         None => None,
     };
-    let (_, rec) = prep.run(&ds, args.src.seed, true)?;
-    let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
-    // The start of round 1, when the given initial models are the Phase 2 start.
-    let start = init.filter(|m| {
-        m.ncols() == k && args.src.algorithm != fedmix::params::AlgorithmKind::TwoPhase.as_str()
-    });
-    let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
-    let report = compare_under(
-        &prep.update_rule(&ds),
-        &Reference {
-            init: start,
-            iterates: &rec.iterates,
-            labels: ref_labels,
-        },
-        &Candidate {
+    let report = prep.validate(
+        &ds,
+        args.src.seed,
+        &fedmix::validate::Candidate {
             iterates: &cand,
             shape: &shape,
             labels: cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
         },
-        Tolerance {
-            rtol: args.rtol,
-            atol: args.atol,
-        },
+        tol,
     )?;
     if args.json {
         say!(

@@ -10,7 +10,9 @@ use crate::engine::recorder::{Phase, Recorder};
 use crate::error::Result;
 use crate::io::Dataset;
 use crate::params::{keys_of, AlgorithmKind, IfcaOption, RunConfig};
-use crate::validate::UpdateRule;
+use crate::validate::{
+    compare_under, Candidate, Reference, Tolerance, UpdateRule, ValidationReport,
+};
 use serde_json::{json, Map, Value};
 
 /// An algorithm ready to run: its kind, its keys, the algorithm built from them and the
@@ -39,6 +41,23 @@ pub struct Provenance {
     pub exported: Option<(String, Vec<String>)>,
     /// Wall time of the whole command, seconds.
     pub wall_time_seconds: Option<f64>,
+}
+
+/// Validation tolerances, checked: each finite and ≥ 0.
+///
+/// # Errors
+/// [`crate::error::FedmixError::InvalidParameter`] naming `rtol` or `atol`.
+pub fn tolerance(rtol: f64, atol: f64) -> Result<Tolerance> {
+    for (name, v) in [("rtol", rtol), ("atol", atol)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(crate::error::FedmixError::invalid(
+                name,
+                v,
+                "must be finite and ≥ 0",
+            ));
+        }
+    }
+    Ok(Tolerance { rtol, atol })
 }
 
 /// Build algorithm `kind` with keys `cfg` for dataset `ds` under `seed`, taking `given` from
@@ -133,6 +152,38 @@ impl Prepared {
             },
             _ => UpdateRule::Other,
         }
+    }
+
+    /// `fedmix validate`: run the reference with its iterates recorded and compare `candidate`
+    /// with it round by round, the diagnosis naming this algorithm's update rule. The given
+    /// initial models are the start of round 1 when they are the models the rounds update
+    /// (not for `two-phase`, whose `init` is Phase 1's start).
+    ///
+    /// # Errors
+    /// The algorithm's errors; the candidate's shape against the reference's
+    /// ([`crate::validate::compare_under`]).
+    pub fn validate(
+        &self,
+        ds: &Dataset,
+        seed: u64,
+        candidate: &Candidate<'_>,
+        tol: Tolerance,
+    ) -> Result<ValidationReport> {
+        let (_, rec) = self.run(ds, seed, true)?;
+        let k = rec
+            .iterates
+            .first()
+            .map_or(candidate.shape.get(1).copied().unwrap_or(0), |m| m.ncols());
+        let start = self
+            .given
+            .first_init()
+            .filter(|m| m.ncols() == k && self.kind != AlgorithmKind::TwoPhase);
+        let reference = Reference {
+            init: start,
+            iterates: &rec.iterates,
+            labels: (!rec.labels.is_empty()).then_some(&rec.labels[..]),
+        };
+        compare_under(&self.update_rule(ds), &reference, candidate, tol)
     }
 
     /// The `summary.json` object of a finished run: algorithm, seed, data, the keys (with the

@@ -553,7 +553,7 @@ fn validate<'py>(
     atol: f64,
     sets: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use fedmix::validate::{compare, Tolerance};
+    use fedmix::validate::Candidate;
     let init = init.as_ref().map(flat);
     let (shape, cand) = flat(&iterates);
     let cand_labels = labels.as_ref().map(flat);
@@ -563,32 +563,21 @@ fn validate<'py>(
             guarded(|| {
                 // The order of `fedmix validate`: tolerances, the reference, the candidate's
                 // iterates, its labels, the run, the comparison.
-                for (name, v) in [("rtol", rtol), ("atol", atol)] {
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err(CoreError::invalid(name, v, "must be finite and ≥ 0").into());
-                    }
-                }
+                let tol = fedmix::runner::tolerance(rtol, atol)?;
                 let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
                 check_shape(ITERATES_SOURCE, &shape, &[None, None, Some(ds.train.d())])?;
                 if let Some((s, _)) = &cand_labels {
                     check_shape(LABELS_SOURCE, s, &[None, Some(ds.train.num_clients())])?;
                 }
-                let (_, rec) = prep.run(ds, seed, true)?;
-                let k = rec.iterates.first().map_or(shape[1], |m| m.ncols());
-                // The start of round 1, when the given initial models are the Phase 2 start.
-                let start = prep
-                    .given
-                    .first_init()
-                    .filter(|m| m.ncols() == k && prep.kind != AlgorithmKind::TwoPhase);
-                let ref_labels = (!rec.labels.is_empty()).then_some(&rec.labels[..]);
-                let report = compare(
-                    start,
-                    &rec.iterates,
-                    ref_labels,
-                    &cand,
-                    &shape,
-                    cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
-                    Tolerance { rtol, atol },
+                let report = prep.validate(
+                    ds,
+                    seed,
+                    &Candidate {
+                        iterates: &cand,
+                        shape: &shape,
+                        labels: cand_labels.as_ref().map(|(s, l)| (&l[..], &s[..])),
+                    },
+                    tol,
                 )?;
                 let params: Vec<(&str, serde_json::Value)> = prep.reference_params(ds);
                 let report = serde_json::to_string(&report)
