@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Compare two trajectories round by round (a numpy stand-in until ``fedmix validate`` exists).
+"""Compare two saved trajectories round by round, in plain numpy.
+
+For checking an implementation against the reference, prefer ``fedmix validate`` (CLI) or
+``fedmix.testing.assert_matches_reference`` (the Python package in ``python/``): they rerun the
+reference on the same data and randomness and diagnose the first diverging round. This script
+only compares two trajectories already on disk.
 
 Usage::
 
