@@ -83,8 +83,9 @@ pub fn client_moments(
 
 /// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
 /// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
-/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data and two
-/// products, no per-client allocation. Equal to `assemble(client_moments(..))` up to rounding.
+/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data, with `Ẽ`
+/// streamed through a scratch block of [`EE_BLOCK`] columns (memory `O(d · EE_BLOCK)`, not
+/// `O(dN)`; bit-identical to forming `Ẽ`). Equal to `assemble(client_moments(..))` up to rounding.
 pub fn subspace_matrix(
     fed: &Federation,
     set: &[usize],
@@ -99,24 +100,58 @@ pub fn subspace_matrix(
         );
     }
     let total: usize = set.iter().map(|&i| fed.n(i)).sum();
-    let mut e = DMatrix::zeros(d, total);
+    // `ẼẼᵀ` is accumulated over blocks of `EE_BLOCK` columns of `Ẽ` held in one scratch buffer
+    // (never the `d × N` matrix): the GEMM sums its inner dimension in blocks of 256 and adds
+    // block after block into the result, so blocks at multiples of 256 reproduce the product of
+    // the whole matrix bit for bit. The last block absorbs a remainder of ≤ 5 columns, which
+    // the GEMM would otherwise multiply by its small-matrix path.
+    let mut scratch = DMatrix::zeros(d, EE_BLOCK.min(total) + EE_SMALL);
+    let mut ee = DMatrix::zeros(d, d);
+    let (mut filled, mut consumed, mut first) = (0usize, 0usize, true);
     let mut s = DMatrix::zeros(d, set.len());
-    let mut off = 0;
     for (c, &i) in set.iter().enumerate() {
         let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
         let nf = n as f64;
         let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
         let r = (y - x.tr_mul(theta)) * scale;
-        let mut block = e.columns_mut(off, n);
-        block.copy_from(&x);
-        for (mut col, ri) in block.column_iter_mut().zip(r.iter()) {
-            col *= *ri;
+        for (j, rj) in r.iter().enumerate() {
+            let mut col = scratch.column_mut(filled);
+            col.copy_from(&x.column(j));
+            col *= *rj;
+            filled += 1;
+            consumed += 1;
+            if filled >= EE_BLOCK && total - consumed > EE_SMALL {
+                let block = scratch.columns(0, filled);
+                ee.gemm(
+                    1.0,
+                    &block,
+                    &block.transpose(),
+                    if first { 0.0 } else { 1.0 },
+                );
+                (filled, first) = (0, false);
+            }
         }
         s.set_column(c, &(x * r));
-        off += n;
     }
-    &s * s.transpose() - &e * e.transpose()
+    if filled > 0 {
+        let block = scratch.columns(0, filled);
+        ee.gemm(
+            1.0,
+            &block,
+            &block.transpose(),
+            if first { 0.0 } else { 1.0 },
+        );
+    }
+    &s * s.transpose() - ee
 }
+
+/// Columns of `Ẽ` per block of [`subspace_matrix`]'s accumulated `ẼẼᵀ`: a multiple of the
+/// GEMM's inner block (256, `matrixmultiply`'s `D_KC`), so the blocked sum is bit-identical to
+/// the single product.
+const EE_BLOCK: usize = 256 * 16;
+
+/// Widest product the GEMM hands to its small-matrix path (nalgebra's `SMALL_DIM`).
+const EE_SMALL: usize = 5;
 
 /// Largest `d` at which the practical variant's subspace step forms `Y` (`d × d`) and takes its
 /// SVD ([`top_k_left_singular`]); above it, [`subspace_basis`] applies `Y` implicitly.
@@ -220,5 +255,66 @@ pub fn subspace_basis(
             Ok(top_k_symmetric(|v| &y * v, d, k, block, d, tol)?.vectors)
         }
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::federation::FederationParts;
+    use crate::rng::{stream, Purpose};
+    use rand_distr::{Distribution, StandardNormal};
+
+    /// The blocked `ẼẼᵀ` of [`subspace_matrix`] equals the product of the whole `Ẽ` bit for
+    /// bit: below one block, at exact multiples, with a remainder the last block absorbs
+    /// (≤ 5 columns) and with one it does not.
+    #[test]
+    fn blocked_accumulation_is_bit_identical_to_the_whole_product() {
+        let d = 7;
+        for total in [
+            300,
+            EE_BLOCK,
+            EE_BLOCK + 3,
+            EE_BLOCK + 5,
+            EE_BLOCK + 6,
+            2 * EE_BLOCK + 777,
+        ] {
+            // Clients of 50 samples (the last takes the rest), so blocks straddle clients.
+            let mut sizes = vec![50; total / 50];
+            *sizes.last_mut().unwrap() += total % 50;
+            let mut rng = stream(11, Purpose::Features, total as u64);
+            let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
+            let fed = Federation::new(FederationParts {
+                features: DMatrix::from_fn(d, total, |_, _| g()),
+                responses: DVector::from_fn(total, |_, _| g()),
+                sizes: sizes.clone(),
+                labels: None,
+                theta_star: None,
+                k: Some(2),
+            })
+            .unwrap();
+            let theta = DVector::from_fn(d, |_, _| g());
+            let set: Vec<usize> = (0..sizes.len()).collect();
+            let mut e = DMatrix::zeros(d, total);
+            let mut s = DMatrix::zeros(d, set.len());
+            let mut off = 0;
+            for &i in &set {
+                let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+                let nf = n as f64;
+                let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+                let r = (y - x.tr_mul(&theta)) * scale;
+                let mut block = e.columns_mut(off, n);
+                block.copy_from(&x);
+                for (mut col, ri) in block.column_iter_mut().zip(r.iter()) {
+                    col *= *ri;
+                }
+                s.set_column(i, &(x * r));
+                off += n;
+            }
+            let whole = &s * s.transpose() - &e * e.transpose();
+            let blocked = subspace_matrix(&fed, &set, &theta, Pairing::AllPairs);
+            let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&blocked), bits(&whole), "N = {total}");
+        }
     }
 }
