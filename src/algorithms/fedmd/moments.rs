@@ -84,7 +84,7 @@ pub fn client_moments(
 /// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
 /// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
 /// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data, with `Ẽ`
-/// streamed through a scratch block of [`EE_BLOCK`] columns (memory `O(d · EE_BLOCK)`, not
+/// streamed through a scratch block of 4096 columns (memory `O(d · 4096)`, not
 /// `O(dN)`; bit-identical to forming `Ẽ`). Equal to `assemble(client_moments(..))` up to rounding.
 pub fn subspace_matrix(
     fed: &Federation,
