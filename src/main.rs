@@ -195,9 +195,11 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             fedmix::output::check_fresh_output(&out, force)?;
             let sets = parse_sets(&sets)?;
+            let progress = Progress::start(format!("generating {setting}"), None);
             let data = synthetic::generate_named(&setting, seed, &sets)?;
             let ds = Dataset::from(data);
             write_dataset(&out, &ds)?;
+            drop(progress);
             say!(
                 "wrote {} (M = {}, N = {}, d = {})",
                 out.display(),
@@ -226,6 +228,64 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
             _ => Err(FedmixError::MalformedOverride { given: s.clone() }),
         })
         .collect()
+}
+
+/// A progress line on stderr for a long command (stdout stays its output): nothing for the
+/// first 3 s, then every 2 s on a terminal (rewritten in place) or every 15 s otherwise, the
+/// elapsed time and, with a counter, the rounds recorded so far. Stops when dropped.
+struct Progress {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<bool>>,
+}
+
+impl Progress {
+    fn start(what: String, rounds: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>) -> Self {
+        use std::io::{IsTerminal, Write};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let tty = std::io::stderr().is_terminal();
+            let every = if tty { 2.0 } else { 15.0 };
+            let started = std::time::Instant::now();
+            let (mut next, mut printed) = (3.0, false);
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let t = started.elapsed().as_secs_f64();
+                if t < next {
+                    continue;
+                }
+                next = t + every;
+                let done = rounds.as_ref().map_or(String::new(), |r| {
+                    format!(", {} rounds recorded", r.load(Ordering::Relaxed))
+                });
+                let line = format!("{what}: {t:.0} s{done}");
+                let mut err = std::io::stderr().lock();
+                let _ = match tty {
+                    true => write!(err, "\r{line}\x1b[K"),
+                    false => writeln!(err, "{line}"),
+                };
+                let _ = err.flush();
+                printed = tty;
+            }
+            printed
+        });
+        Self {
+            stop,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            if h.join().unwrap_or(false) {
+                eprintln!();
+            }
+        }
+    }
 }
 
 /// One `--set key=value`.
@@ -391,9 +451,13 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     if let Some(dir) = &args.export_randomness {
         fedmix::output::check_fresh_output(dir, args.force)?;
     }
-    let (prep, ds) = prepare(&args.src, args.export_randomness.is_some())?;
+    let (mut prep, ds) = prepare(&args.src, args.export_randomness.is_some())?;
     let args_src = &args.src;
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    prep.progress = Some(counter.clone());
+    let progress = Progress::start(format!("{}", prep.alg.name()), Some(counter));
     let (out, rec) = prep.run(&ds, args_src.seed, args.save_iterates)?;
+    drop(progress);
     let exported = match (&args.export_randomness, &prep.resolved) {
         (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r)?)),
         _ => None,
@@ -428,7 +492,9 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
 
 fn validate(args: ValidateArgs) -> Result<bool> {
     let tol = fedmix::runner::tolerance(args.rtol, args.atol)?;
-    let (prep, ds) = prepare(&args.src, false)?;
+    let (mut prep, ds) = prepare(&args.src, false)?;
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    prep.progress = Some(counter.clone());
     let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
         Some(p) => Some(fedmix::io::read_i64(
@@ -437,6 +503,7 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         )?),
         None => None,
     };
+    let progress = Progress::start(format!("reference {}", prep.alg.name()), Some(counter));
     let report = prep.validate(
         &ds,
         args.src.seed,
@@ -447,6 +514,7 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         },
         tol,
     )?;
+    drop(progress);
     if args.json {
         say!(
             "{}",

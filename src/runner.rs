@@ -14,6 +14,8 @@ use crate::validate::{
     compare_under, Candidate, Reference, Tolerance, UpdateRule, ValidationReport,
 };
 use serde_json::{json, Map, Value};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
 /// An algorithm ready to run: its kind, its keys, the algorithm built from them and the
 /// randomness it takes from files.
@@ -28,6 +30,9 @@ pub struct Prepared {
     pub given: Randomness,
     /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
     pub resolved: Option<Randomness>,
+    /// Where runs store the number of rounds recorded so far, for a progress display on
+    /// another thread (`None`: not counted; results never depend on it).
+    pub progress: Option<Arc<AtomicUsize>>,
 }
 
 /// Where a run's inputs came from, for the summary (`None` where not applicable).
@@ -92,6 +97,7 @@ pub fn prepare(
         alg,
         given,
         resolved,
+        progress: None,
     })
 }
 
@@ -108,6 +114,7 @@ impl Prepared {
         save_iterates: bool,
     ) -> Result<(RunOutput, Recorder)> {
         let mut rec = Recorder::new(save_iterates);
+        rec.progress = self.progress.clone();
         let out = self.alg.run(&ds.train, seed, &mut rec)?;
         Ok((out, rec))
     }

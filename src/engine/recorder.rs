@@ -6,6 +6,8 @@ use crate::federation::Federation;
 use crate::metrics::{self, as_options, model_distance};
 use nalgebra::DMatrix;
 use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Which phase a round belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -113,6 +115,8 @@ pub struct Recorder {
     pub labels: Vec<Vec<usize>>,
     /// Skip the per-round metrics (distance, misclustering, loss); rows keep only communication.
     pub skip_metrics: bool,
+    /// Rows recorded so far, readable from another thread (a progress display).
+    pub progress: Option<Arc<AtomicUsize>>,
 }
 
 impl Recorder {
@@ -121,6 +125,14 @@ impl Recorder {
         Self {
             save_iterates,
             ..Self::default()
+        }
+    }
+
+    /// Append a row, counting it in [`Recorder::progress`].
+    pub fn push_row(&mut self, row: RoundRecord) {
+        self.rows.push(row);
+        if let Some(p) = &self.progress {
+            p.store(self.rows.len(), Ordering::Relaxed);
         }
     }
 
@@ -154,7 +166,7 @@ impl Recorder {
     /// whose models the caller does not have at hand (a run reused from a batch).
     pub fn comm_round(&mut self, phase: Phase, comm: Comm) {
         let row = self.bare_row(phase, comm, None);
-        self.rows.push(row);
+        self.push_row(row);
     }
 
     /// The next row with communication (and empty-cluster count) only.
@@ -210,7 +222,7 @@ impl Recorder {
         });
         if self.skip_metrics {
             let row = self.bare_row(phase, comm, empty_clusters);
-            self.rows.push(row);
+            self.push_row(row);
             return;
         }
         let (distance, per_cluster) = model_distance(fed, theta);
@@ -222,7 +234,7 @@ impl Recorder {
             }
             _ => None,
         };
-        self.rows.push(RoundRecord {
+        self.push_row(RoundRecord {
             round,
             phase,
             distance,

@@ -163,8 +163,9 @@ pub fn run_fedmd_with(
             .iter()
             .copied()
             .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        rec.rows.push(RoundRecord {
-            round: rec.rows.len() + 1,
+        let round = rec.rows.len() + 1;
+        rec.push_row(RoundRecord {
+            round,
             phase: Phase::Phase1,
             distance: max_err,
             per_cluster: Vec::new(),
