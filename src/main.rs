@@ -455,7 +455,7 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let args_src = &args.src;
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     prep.progress = Some(counter.clone());
-    let progress = Progress::start(format!("{}", prep.alg.name()), Some(counter));
+    let progress = Progress::start(prep.alg.name().to_string(), Some(counter));
     let (out, rec) = prep.run(&ds, args_src.seed, args.save_iterates)?;
     drop(progress);
     let exported = match (&args.export_randomness, &prep.resolved) {
