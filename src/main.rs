@@ -29,13 +29,14 @@ struct Cli {
 }
 
 /// What to run and on which data (shared by `run` and `validate`).
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct SourceArgs {
     /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
     /// one-shot | oracle-labels | sr-fca | cfl. (Parsed here rather than by clap, so that an
-    /// unknown name gets the one-line typed error every other bad input gets.)
+    /// unknown name gets the one-line typed error every other bad input gets.) Required, except
+    /// for `validate --candidate`, whose `params.json` may name it.
     #[arg(long)]
-    algorithm: String,
+    algorithm: Option<String>,
     /// Dataset directory (alternative to --setting).
     #[arg(long, conflicts_with = "setting")]
     data: Option<PathBuf>,
@@ -97,6 +98,9 @@ struct RunArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Print the final metrics as one JSON object (for machines) instead of the table.
+    #[arg(long)]
+    json: bool,
     /// Also write every randomness the run used into this directory (init.npy, anchors.json,
     /// q0.npy, power_start.npy, participation.npy: those the algorithm uses), in the formats
     /// the flags read.
@@ -108,9 +112,14 @@ struct RunArgs {
 struct ValidateArgs {
     #[command(flatten)]
     src: SourceArgs,
+    /// A candidate directory: `iterates.npy`, `labels.npy` (if present) and `params.json`
+    /// (`{"algorithm": …, "set": {key: value, …}, "init": path}` in fedmix's key names, as
+    /// `examples/python/fedmix_numpy.py` writes it); flags given explicitly take precedence.
+    #[arg(long, value_name = "DIR")]
+    candidate: Option<PathBuf>,
     /// Candidate iterates: rounds × k × d float64 .npy (the models after each round).
-    #[arg(long)]
-    iterates: PathBuf,
+    #[arg(long, required_unless_present = "candidate")]
+    iterates: Option<PathBuf>,
     /// Candidate labels: rounds × M int64 .npy (each client's cluster choice per round).
     #[arg(long)]
     labels: Option<PathBuf>,
@@ -125,8 +134,12 @@ struct ValidateArgs {
     json: bool,
     /// Print one line per round (default: a summary, the rounds beyond tolerance and the
     /// diagnosis).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "summary")]
     per_round: bool,
+    /// Print only the verdict, the first round beyond tolerance, the largest deviation and the
+    /// diagnosis.
+    #[arg(long)]
+    summary: bool,
 }
 
 #[derive(Subcommand)]
@@ -408,7 +421,13 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
 fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared, Dataset)> {
     use fedmix::engine::randomness::load;
     use fedmix::params::RunConfig;
-    let kind = fedmix::params::AlgorithmKind::parse(&args.algorithm)?;
+    let name = args
+        .algorithm
+        .as_deref()
+        .ok_or_else(|| FedmixError::Missing {
+            what: "--algorithm NAME".into(),
+        })?;
+    let kind = fedmix::params::AlgorithmKind::parse(name)?;
     let sets = parse_sets(&args.sets)?;
     let (data_sets, run_sets) = split_sets(sets, args.setting.is_some())?;
     let ds = match (&args.data, &args.setting) {
@@ -474,8 +493,23 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     fedmix::output::write_run(&args.out, &ds.train, &out, &rec, &summary)?;
     let alg = &prep.alg;
     let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
+    if args.json {
+        say!(
+            "{}",
+            serde_json::json!({
+                "algorithm": alg.name(),
+                "rounds": rec.rows.len(),
+                "final": fin,
+                "wall_time_seconds": summary.get("wall_time_seconds"),
+                "out": args.out.display().to_string(),
+                "exported": exported.as_ref().map(|(d, f)| serde_json::json!({"dir": d.display().to_string(), "files": f})),
+            })
+        );
+        return Ok(());
+    }
     say!("{} finished: {} rounds", alg.name(), rec.rows.len());
     say!("{}", fedmix::output::final_lines(&fin));
+    say!("wall time    {:.2} s", started.elapsed().as_secs_f64());
     say!("wrote {}", args.out.display());
     if let Some((dir, files)) = &exported {
         match files.is_empty() {
@@ -490,12 +524,61 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// A candidate directory's `params.json`: the algorithm, its keys in fedmix's names and the
+/// initial models it started from.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CandidateParams {
+    algorithm: Option<String>,
+    #[serde(default)]
+    set: serde_json::Map<String, serde_json::Value>,
+    init: Option<PathBuf>,
+    participation: Option<PathBuf>,
+}
+
+/// Fill `args` from a candidate directory (`--candidate`): its files and `params.json`, the
+/// flags given explicitly taking precedence (a `--set` after the candidate's keys wins).
+fn with_candidate(mut args: ValidateArgs) -> Result<ValidateArgs> {
+    let Some(dir) = args.candidate.clone() else {
+        return Ok(args);
+    };
+    let path = dir.join("params.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| FedmixError::io(&path, e))?;
+    let c: CandidateParams = serde_json::from_str(&text).map_err(|e| FedmixError::Malformed {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let mut sets: Vec<String> = c
+        .set
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            v => format!("{k}={v}"),
+        })
+        .collect();
+    sets.append(&mut args.src.sets);
+    args.src.sets = sets;
+    args.src.algorithm = args.src.algorithm.or(c.algorithm);
+    args.src.init = args.src.init.or(c.init);
+    args.src.participation = args.src.participation.or(c.participation);
+    args.iterates = args.iterates.or_else(|| Some(dir.join("iterates.npy")));
+    let labels = dir.join("labels.npy");
+    if args.labels.is_none() && labels.is_file() {
+        args.labels = Some(labels);
+    }
+    Ok(args)
+}
+
 fn validate(args: ValidateArgs) -> Result<bool> {
     let tol = fedmix::runner::tolerance(args.rtol, args.atol)?;
+    let args = with_candidate(args)?;
     let (mut prep, ds) = prepare(&args.src, false)?;
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     prep.progress = Some(counter.clone());
-    let (shape, cand) = fedmix::io::read_f64(&args.iterates, &[None, None, Some(ds.train.d())])?;
+    let iterates = args.iterates.clone().ok_or_else(|| FedmixError::Missing {
+        what: "--iterates FILE (or --candidate DIR)".into(),
+    })?;
+    let (shape, cand) = fedmix::io::read_f64(&iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
         Some(p) => Some(fedmix::io::read_i64(
             p,
@@ -542,6 +625,16 @@ fn validate(args: ValidateArgs) -> Result<bool> {
                 w.max_rel_deviation, w.round
             ))
         );
+        if args.summary {
+            say!(
+                "verdict: {}",
+                if report.passed { "matches" } else { "DIFFERS" }
+            );
+            if let (Some(t), Some(d)) = (&report.first_failure, &report.diagnosis) {
+                say!("first round beyond tolerance: {t}\n{d}");
+            }
+            return Ok(report.passed);
+        }
         say!("round  max rel. deviation  max abs. deviation  label disagreements  status");
         // At most the first ten rounds beyond tolerance (the rest are counted above).
         let first_bad: Vec<usize> = report

@@ -169,3 +169,95 @@ fn data_and_run_prefixes_separate_the_two_k() {
         "{err}"
     );
 }
+
+/// `run --json` prints one JSON object; `validate --candidate DIR` takes the algorithm, keys
+/// and start from the candidate's `params.json` (explicit flags win), and `--summary` prints
+/// the verdict and the diagnosis, which names a step half the reference's.
+#[test]
+fn candidate_directories_json_and_summary() {
+    let data = tmp("cand-data");
+    let d = data.to_str().unwrap();
+    let mut gen = vec!["generate"];
+    gen.extend_from_slice(SMALL);
+    gen.extend_from_slice(&["--out", d]);
+    assert!(fedmix(&gen).status.success());
+    let init = data.join("theta_star.npy");
+    let run = tmp("cand-run");
+    let r = fedmix(&[
+        "run",
+        "--algorithm",
+        "phase2",
+        "--data",
+        d,
+        "--init",
+        init.to_str().unwrap(),
+        "--set",
+        "rounds=4",
+        "--set",
+        "eta=0.05",
+        "--set",
+        "local_steps=1",
+        "--save-iterates",
+        "--json",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&r.stdout).expect("one JSON object");
+    assert_eq!(j["rounds"], 4);
+    assert!(j["final"]["distance"].is_f64());
+
+    // The reference's own trajectory as a candidate directory.
+    let cand = tmp("cand");
+    std::fs::create_dir_all(&cand).unwrap();
+    std::fs::copy(run.join("iterates.npy"), cand.join("iterates.npy")).unwrap();
+    std::fs::copy(run.join("iterate_labels.npy"), cand.join("labels.npy")).unwrap();
+    let params = serde_json::json!({
+        "algorithm": "phase2",
+        "set": {"rounds": 4, "eta": 0.05, "local_steps": 1},
+        "init": init,
+    });
+    std::fs::write(cand.join("params.json"), params.to_string()).unwrap();
+    let c = cand.to_str().unwrap();
+    let ok = fedmix(&["validate", "--data", d, "--candidate", c, "--summary"]);
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(
+        out.contains("verdict: matches") && out.contains("eta=0.05"),
+        "{out}"
+    );
+    // An explicit --set wins over params.json: the reference's step is now twice the
+    // candidate's, so the candidate moves half as far in round 1.
+    let bad = fedmix(&[
+        "validate",
+        "--data",
+        d,
+        "--candidate",
+        c,
+        "--summary",
+        "--set",
+        "eta=0.1",
+    ]);
+    let out = String::from_utf8_lossy(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("verdict: DIFFERS")
+            && out.contains("first round beyond tolerance: 1")
+            && out.contains("half as far"),
+        "{out}"
+    );
+    // A params.json with an unknown field is a typed error naming the file.
+    std::fs::write(
+        cand.join("params.json"),
+        r#"{"algorithm": "phase2", "step": 1}"#,
+    )
+    .unwrap();
+    let r = fedmix(&["validate", "--data", d, "--candidate", c]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("params.json") && err.contains("step"), "{err}");
+}

@@ -477,7 +477,15 @@ def main(argv=None) -> int:
     os.makedirs(a.out, exist_ok=True)
     np.save(os.path.join(a.out, "iterates.npy"), np.ascontiguousarray(it, dtype="<f8"))
     np.save(os.path.join(a.out, "labels.npy"), np.ascontiguousarray(lab, dtype="<i8"))
-    params = {k: v for k, v in vars(a).items()}
+    # params.json in fedmix's key names, so that `fedmix validate --candidate OUT` reruns the
+    # reference with exactly these keys (--data stays explicit: the candidate does not own it).
+    keys = {"eta": a.eta, "local_steps": a.local_steps, "rounds": a.rounds}
+    if a.algorithm == "phase2":
+        keys["local_solver"] = a.local_solver
+    else:
+        keys["ifca_option"] = a.option
+    params = {"algorithm": a.algorithm, "set": keys, "init": os.path.abspath(a.init),
+              "participation": os.path.abspath(a.participation) if a.participation else None}
     with open(os.path.join(a.out, "params.json"), "w") as f:
         json.dump(params, f, indent=2)
     print(f"{a.algorithm}: {a.rounds} rounds, k={it.shape[1]}, d={it.shape[2]}, M={lab.shape[1]}; "
