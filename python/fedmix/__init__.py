@@ -324,6 +324,8 @@ class Result:
       ``iterates.npy``), or ``None`` when not saved;
     - ``iterate_labels``: ``rounds × M`` int64 (each client's choice in that round), or
       ``None`` (not saved, or an algorithm without per-round labels);
+    - ``iterate_rounds`` / ``label_rounds``: int64, the trace round (1-based) of each entry of
+      ``iterates`` / ``iterate_labels``, or ``None`` when not saved;
     - ``summary``: exactly the object ``summary.json`` holds (keys after defaults, seeds,
       data constants, final metrics, termination, communication, wall time of this call).
     """
@@ -335,6 +337,8 @@ class Result:
     summary: Dict[str, Any]
     iterates: Optional[np.ndarray] = None
     iterate_labels: Optional[np.ndarray] = None
+    iterate_rounds: Optional[np.ndarray] = None
+    label_rounds: Optional[np.ndarray] = None
 
     @property
     def rounds(self) -> int:
@@ -415,6 +419,8 @@ def run(
         summary=summary,
         iterates=res["iterates"],
         iterate_labels=res["iterate_labels"],
+        iterate_rounds=res["iterate_rounds"],
+        label_rounds=res["label_rounds"],
     )
 
 
@@ -441,8 +447,8 @@ class Session:
     Honest note on how: the constructor performs the whole run once with iterates saved
     (exactly :func:`run`, so the rounds are :func:`run`'s bit for bit) and :meth:`step` replays
     them; it does not compute lazily. The models and labels of round ``t`` are ``run(...).iterates``
-    and ``.iterate_labels`` at the matching index: the rounds that record models are the last
-    ``len(iterates)`` rows of the trace (Phase 1 rows, which have no ``k`` models, come first).
+    and ``.iterate_labels`` at the index where ``.iterate_rounds`` / ``.label_rounds`` equal
+    ``t``; rounds that record no models (Phase 1 rows, communication-only rows) have ``None``.
 
     :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises
     ``StopIteration`` there. :attr:`result` is the full :class:`Result`.
@@ -458,13 +464,10 @@ class Session:
     ) -> None:
         self.result: Result = run(algorithm, federation, seed=seed, init=init, save_iterates=True, **params)
         self._next = 0
-        rows = self.result.rounds
-        its = self.result.iterates
-        n_it = 0 if its is None else its.shape[0]
-        # Rows that recorded models: the last n_it (see the class docstring).
-        self._first_model_row = rows - n_it if n_it <= rows else rows
-        labs = self.result.iterate_labels
-        self._labels_aligned = labs is not None and labs.shape[0] == n_it
+        # The trace row (1-based round) of each saved model set and label vector.
+        r = self.result
+        self._iterate_at = {} if r.iterate_rounds is None else {int(t): j for j, t in enumerate(r.iterate_rounds)}
+        self._labels_at = {} if r.label_rounds is None else {int(t): j for j, t in enumerate(r.label_rounds)}
 
     @property
     def rounds(self) -> int:
@@ -480,11 +483,10 @@ class Session:
         tr = self.result.trace
         metrics = {k: (v[t].item() if v.dtype != object and hasattr(v[t], "item") else v[t]) for k, v in tr.items()}
         iterate = labels = None
-        j = t - self._first_model_row
-        if j >= 0 and self.result.iterates is not None and j < self.result.iterates.shape[0]:
-            iterate = self.result.iterates[j]
-            if self._labels_aligned and self.result.iterate_labels is not None:
-                labels = self.result.iterate_labels[j]
+        if t + 1 in self._iterate_at:
+            iterate = self.result.iterates[self._iterate_at[t + 1]]
+        if t + 1 in self._labels_at:
+            labels = self.result.iterate_labels[self._labels_at[t + 1]]
         return Round(round=int(tr["round"][t]), phase=str(tr["phase"][t]), iterate=iterate, labels=labels, metrics=metrics)
 
     def __iter__(self) -> Iterator[Round]:

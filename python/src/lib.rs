@@ -514,6 +514,12 @@ fn run<'py>(
         let it = Array3::from_shape_vec((rec.iterates.len(), k, dim), flat)
             .map_err(|e| InternalError::new_err(format!("iterates: {e}")))?;
         d.set_item("iterates", it.into_pyarray(py))?;
+        let rounds = |r: &[usize]| r.iter().map(|&x| x as i64).collect::<Vec<i64>>();
+        d.set_item(
+            "iterate_rounds",
+            rounds(&rec.iterate_rounds).into_pyarray(py),
+        )?;
+        d.set_item("label_rounds", rounds(&rec.label_rounds).into_pyarray(py))?;
         if rec.labels.is_empty() {
             d.set_item("iterate_labels", py.None())?;
         } else {
@@ -530,6 +536,8 @@ fn run<'py>(
     } else {
         d.set_item("iterates", py.None())?;
         d.set_item("iterate_labels", py.None())?;
+        d.set_item("iterate_rounds", py.None())?;
+        d.set_item("label_rounds", py.None())?;
     }
     Ok(d)
 }

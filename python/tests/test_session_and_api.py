@@ -16,7 +16,11 @@ def fed():
 
 
 @pytest.mark.parametrize("algorithm,keys", [("two-phase", {"rounds": 6}), ("ifca", {"rounds": 5}),
-                                            ("fedavg", {"rounds": 4})])
+                                            ("fedavg", {"rounds": 4}), ("sr-fca", {}),
+                                            ("ifca-official", {"ifca_official_inits": 1,
+                                                               "ifca_official_iterations": 4,
+                                                               "ifca_official_sigma": 0.5,
+                                                               "ifca_official_lrs": [0.1]})])
 def test_session_replays_run(fed, algorithm, keys):
     res = fedmix.run(algorithm, fed, seed=3, **keys)
     s = fedmix.Session(algorithm, fed, seed=3, **keys)
@@ -27,6 +31,8 @@ def test_session_replays_run(fed, algorithm, keys):
         next(s)
     with_models = [r for r in rounds if r.iterate is not None]
     assert len(with_models) == res.iterates.shape[0]
+    # Each saved model set is shown at the round that recorded it, not by position.
+    assert [r.round for r in with_models] == res.iterate_rounds.tolist()
     for j, r in enumerate(with_models):
         assert r.iterate.tobytes() == res.iterates[j].tobytes()
         if res.iterate_labels is not None:
@@ -39,7 +45,7 @@ def test_session_replays_run(fed, algorithm, keys):
         assert rounds[0].phase == "phase1" and rounds[0].iterate is None
         assert rounds[-1].phase == "phase2"
     # The last round's models are the run's final models (Phase 2 ends on its last round).
-    if algorithm != "ifca":  # IFCA's θ̂ is the best restart's, also its last iterate here
+    if algorithm not in ("ifca", "sr-fca", "ifca-official"):  # θ̂ chosen among runs / served models
         assert with_models[-1].iterate.tobytes() == res.theta_hat.tobytes()
 
 

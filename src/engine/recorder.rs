@@ -113,6 +113,11 @@ pub struct Recorder {
     pub iterates: Vec<DMatrix<f64>>,
     /// Saved labels per round (when assigned).
     pub labels: Vec<Vec<usize>>,
+    /// The round (1-based trace row) of each saved model set in `iterates`: rows without
+    /// models (Phase 1, communication-only rows) have none.
+    pub iterate_rounds: Vec<usize>,
+    /// The round of each saved label vector in `labels`.
+    pub label_rounds: Vec<usize>,
     /// Skip the per-round metrics (distance, misclustering, loss); rows keep only communication.
     pub skip_metrics: bool,
     /// Rows recorded so far, readable from another thread (a progress display).
@@ -248,8 +253,10 @@ impl Recorder {
         });
         if self.save_iterates {
             self.iterates.push(theta.clone());
+            self.iterate_rounds.push(round);
             if let Some(l) = labels {
                 self.labels.push(l.to_vec());
+                self.label_rounds.push(round);
             }
         }
     }
