@@ -121,41 +121,7 @@ fn check_shape(source: &str, shape: &[usize], expected: &[Option<usize>]) -> Res
 /// (`fedmix::engine::randomness::read_init`): float64 `k × d` (one start) or `R × k × d` (one
 /// per IFCA restart), every entry finite, `k ≥ 1`.
 fn init_from(shape: &[usize], data: &[f64], d: usize) -> Result<Vec<DMatrix<f64>>, CoreError> {
-    let expected = |rank: usize| {
-        let mut e = vec![None; rank];
-        e[rank - 1] = Some(d);
-        e
-    };
-    match shape.len() {
-        3 => check_shape(INIT_SOURCE, shape, &expected(3))?,
-        _ => check_shape(INIT_SOURCE, shape, &expected(2))?,
-    }
-    let invalid = |field: String, reason: String| CoreError::InvalidRandomness {
-        path: PathBuf::from(INIT_SOURCE),
-        field,
-        reason,
-    };
-    if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
-        let mut idx = Vec::with_capacity(shape.len());
-        let mut rest = pos;
-        for &s in shape.iter().rev() {
-            idx.push(rest % s.max(1));
-            rest /= s.max(1);
-        }
-        let field: String = idx.iter().rev().map(|i| format!("[{i}]")).collect();
-        return Err(invalid(
-            format!("init{field}"),
-            format!("non-finite value {}", data[pos]),
-        ));
-    }
-    let k = shape[shape.len() - 2];
-    if k == 0 {
-        return Err(invalid("init".into(), "no models (k = 0)".into()));
-    }
-    Ok(data
-        .chunks_exact(k * d)
-        .map(|c| DMatrix::from_column_slice(d, k, c))
-        .collect())
+    fedmix::engine::randomness::init_from_array(std::path::Path::new(INIT_SOURCE), shape, data, d)
 }
 
 /// An array as (shape, entries in C order), copied.

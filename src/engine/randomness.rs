@@ -124,37 +124,45 @@ fn invalid(path: &Path, field: impl Into<String>, reason: impl Into<String>) -> 
 /// Read a float64 array of any shape whose rank is in `ranks`, rejecting non-finite entries
 /// (the error names the flat index as `name[i][j]…`).
 fn read_array(path: &Path, name: &str, ranks: &[usize], last: Option<usize>) -> Result<Array> {
-    let expected = |r: usize| {
-        let mut e = vec![None; r];
-        if let Some(slot) = e.last_mut() {
-            *slot = last;
-        }
-        e
-    };
     let first = ranks[0];
-    let (shape, data) = match crate::io::read_f64(path, &expected(first)) {
+    let (shape, data) = match crate::io::read_f64(path, &expected_shape(first, last)) {
         Err(FedmixError::ShapeMismatch { found, .. })
             if found.len() != first && ranks.contains(&found.len()) =>
         {
-            crate::io::read_f64(path, &expected(found.len()))?
+            crate::io::read_f64(path, &expected_shape(found.len(), last))?
         }
         other => other?,
     };
-    if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
-        let mut idx = Vec::with_capacity(shape.len());
-        let mut rest = pos;
-        for &s in shape.iter().rev() {
-            idx.push(rest % s.max(1));
-            rest /= s.max(1);
-        }
-        let field: String = idx.iter().rev().map(|i| format!("[{i}]")).collect();
-        return Err(invalid(
-            path,
-            format!("{name}{field}"),
-            format!("non-finite value {}", data[pos]),
-        ));
-    }
+    check_finite(path, name, &shape, &data)?;
     Ok(Array { shape, data })
+}
+
+/// The shape a reader expects for rank `rank`: any extent but the last, which is `last`.
+fn expected_shape(rank: usize, last: Option<usize>) -> Vec<Option<usize>> {
+    let mut e = vec![None; rank];
+    if let Some(slot) = e.last_mut() {
+        *slot = last;
+    }
+    e
+}
+
+/// Every entry finite, or an error naming the first bad one as `name[i][j]…`.
+fn check_finite(source: &Path, name: &str, shape: &[usize], data: &[f64]) -> Result<()> {
+    let Some(pos) = data.iter().position(|v| !v.is_finite()) else {
+        return Ok(());
+    };
+    let mut idx = Vec::with_capacity(shape.len());
+    let mut rest = pos;
+    for &s in shape.iter().rev() {
+        idx.push(rest % s.max(1));
+        rest /= s.max(1);
+    }
+    let field: String = idx.iter().rev().map(|i| format!("[{i}]")).collect();
+    Err(invalid(
+        source,
+        format!("{name}{field}"),
+        format!("non-finite value {}", data[pos]),
+    ))
 }
 
 /// Read `--init`: float64 `k × d` (one start) or `R × k × d` (one per restart).
@@ -164,11 +172,41 @@ fn read_array(path: &Path, name: &str, ranks: &[usize], last: Option<usize>) -> 
 /// [`FedmixError::InvalidRandomness`] for a non-finite entry.
 pub fn read_init(path: &Path, d: usize) -> Result<Vec<DMatrix<f64>>> {
     let a = read_array(path, "init", &[2, 3], Some(d))?;
-    let k = a.shape[a.shape.len() - 2];
-    if k == 0 {
-        return Err(invalid(path, "init", "no models (k = 0)"));
+    init_from_array(path, &a.shape, &a.data, d)
+}
+
+/// The initial models from an in-memory C-order float64 array (`k × d`, or `R × k × d` for
+/// every IFCA restart) with exactly the checks and meaning of `--init` ([`read_init`]);
+/// `source` names the array in errors (a path, or e.g. `<init array>`).
+///
+/// # Errors
+/// [`FedmixError::ShapeMismatch`] (rank not 2 or 3, or last extent not `d`),
+/// [`FedmixError::InvalidRandomness`] for a non-finite entry or `k = 0`.
+pub fn init_from_array(
+    source: &Path,
+    shape: &[usize],
+    data: &[f64],
+    d: usize,
+) -> Result<Vec<DMatrix<f64>>> {
+    let expected = expected_shape(if shape.len() == 3 { 3 } else { 2 }, Some(d));
+    let fits = shape.len() == expected.len()
+        && shape
+            .iter()
+            .zip(&expected)
+            .all(|(s, e)| e.is_none_or(|e| e == *s));
+    if !fits || data.len() != shape.iter().product::<usize>() {
+        return Err(FedmixError::ShapeMismatch {
+            path: source.to_path_buf(),
+            expected,
+            found: shape.to_vec(),
+        });
     }
-    Ok(a.data
+    check_finite(source, "init", shape, data)?;
+    let k = shape[shape.len() - 2];
+    if k == 0 {
+        return Err(invalid(source, "init", "no models (k = 0)"));
+    }
+    Ok(data
         .chunks_exact(k * d)
         .map(|c| DMatrix::from_column_slice(d, k, c))
         .collect())
