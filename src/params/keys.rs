@@ -105,7 +105,7 @@ pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
         AlgorithmKind::Local => &["local_ridge"],
         AlgorithmKind::OneShot => &["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
         AlgorithmKind::OracleLabels => &[],
-        // SR-FCA's TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm 4); it has its own rounds.
+        // SR-FCA's TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm 3); it has its own rounds.
         AlgorithmKind::SrFca => &[
             "eta",
             "eta_gamma",

@@ -1,5 +1,5 @@
-//! Every theory check passes in the quick profile, and fails when sabotaged (SPEC §7: a check
-//! must be able to fail).
+//! Every theory check passes in the quick profile, and fails when sabotaged (a check must be
+//! able to fail).
 
 use theory_checks::{registry, CheckConfig};
 
