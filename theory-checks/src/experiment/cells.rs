@@ -97,14 +97,15 @@ fn phase1_key(cfg: &RunConfig, fed: &fedmix::federation::Federation) -> Result<S
     ))
 }
 
-/// Whether an experiment's figures need per-round metrics (a trace figure, or rounds / floats
-/// to a target error); sweeps of final values record communication only, which lets runs skip
-/// per-round metric passes and re-runs.
+/// Whether an experiment needs per-round metrics (a trace figure, rounds / floats to a target
+/// error, or `record_traces`); sweeps of final values record communication only, which lets
+/// runs skip per-round metric passes and re-runs.
 pub fn needs_traces(e: &Experiment) -> bool {
-    e.figures.iter().any(|f| {
-        f.kind == FigureKind::Trace
-            || matches!(f.metric, Metric::RoundsToTarget | Metric::FloatsToTarget)
-    })
+    e.record_traces
+        || e.figures.iter().any(|f| {
+            f.kind == FigureKind::Trace
+                || matches!(f.metric, Metric::RoundsToTarget | Metric::FloatsToTarget)
+        })
 }
 
 /// Run one cell: generate its data, run every series. Two-phase series with the same Phase 1

@@ -46,6 +46,10 @@ pub struct Experiment {
     pub series: Vec<Series>,
     /// Figures drawn from the cells.
     pub figures: Vec<FigureSpec>,
+    /// Record per-round metrics in every cell even when no figure draws them, for claims about
+    /// a run's stages (SR-FCA's misclustering after ONE_SHOT against after its REFINE steps).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_traces: bool,
 }
 
 /// What changes between profiles.
