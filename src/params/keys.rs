@@ -170,7 +170,7 @@ pub fn check_applicable<'a>(
 }
 
 /// Edit distance between two keys (Levenshtein, on chars).
-fn edit_distance(a: &str, b: &str) -> usize {
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -222,19 +222,50 @@ fn check_only(args: &Args) -> Result<(), String> {
         let known = (!args.no_checks && checks.contains(&name))
             || (!args.no_experiments && exps.iter().any(|e| e == name));
         if !known {
+            let mut pool: Vec<&str> = Vec::new();
+            if !args.no_checks {
+                pool.extend(checks.iter().copied());
+            }
+            if !args.no_experiments {
+                pool.extend(exps.iter().map(String::as_str));
+            }
             return Err(format!(
-                "--only: `{name}` is {} (checks: {}; experiments: {})",
+                "--only: `{name}` is {}{} (checks: {}; experiments: {})",
                 match (args.no_checks, args.no_experiments) {
                     (true, _) => "not an experiment",
                     (_, true) => "not a check",
                     _ => "neither a check nor an experiment",
                 },
+                did_you_mean(name, &pool),
                 checks.join(", "),
                 exps.join(", ")
             ));
         }
     }
     Ok(())
+}
+
+/// `; did you mean …?` for a name that starts the wanted names (`theorem2` →
+/// `theorem2_phase2_contraction`, `theorem2_misclustering_term`) or is a near typo of one.
+fn did_you_mean(name: &str, pool: &[&str]) -> String {
+    let mut near: Vec<&str> = pool
+        .iter()
+        .copied()
+        .filter(|p| !name.is_empty() && p.starts_with(name))
+        .collect();
+    if near.is_empty() {
+        near = pool
+            .iter()
+            .copied()
+            .filter(|p| fedmix::params::keys::edit_distance(name, p) <= 2.max(p.len() / 5))
+            .collect();
+    }
+    if near.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+        format!("; did you mean {}?", list.join(" or "))
+    }
 }
 
 fn run_everything(args: &Args) -> Result<bool, String> {
@@ -633,7 +664,25 @@ fn check_markdown(r: &CheckRecord) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_seed_range;
+    use super::{did_you_mean, parse_seed_range};
+
+    #[test]
+    fn unknown_names_get_suggestions() {
+        let pool = [
+            "theorem2_phase2_contraction",
+            "theorem2_misclustering_term",
+            "sxy22-fig1",
+        ];
+        assert_eq!(
+            did_you_mean("theorem2", &pool),
+            "; did you mean `theorem2_phase2_contraction` or `theorem2_misclustering_term`?"
+        );
+        assert_eq!(
+            did_you_mean("sxy22-fig9", &pool),
+            "; did you mean `sxy22-fig1`?"
+        );
+        assert_eq!(did_you_mean("lemma99", &pool), "");
+    }
 
     #[test]
     fn seed_ranges_are_inclusive() {
