@@ -4,6 +4,7 @@
 //! naming the key, and
 //! the baselines' parameters resolved against a federation ([`resolved`]).
 
+pub mod baseline_checks;
 pub mod baselines;
 pub mod keys;
 pub mod kind;

@@ -36,7 +36,7 @@ impl IfcaParams {
     /// Resolve and validate against a federation.
     ///
     /// # Errors
-    /// Range errors ([`crate::params::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
+    /// Range errors ([`crate::params::RunConfig::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
     pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
         Self::resolve(&cfg.ifca()?, fed)

@@ -2,9 +2,7 @@
 //! default, parsed and range-checked once. Algorithms resolve their own parameters from it
 //! against a federation ([`RunConfig::phase1`], [`RunConfig::phase2`]).
 
-use super::baselines::{
-    check_participation, IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS,
-};
+use super::baselines::{check_participation, IfcaOption, InitDist, SrfcaDist};
 use super::baselines::{
     CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, LocalParams, OneShotParams,
     OracleLabelsParams, SrfcaConfig,
@@ -399,10 +397,10 @@ impl RunConfig {
                 "must be in (0, 1]",
             ));
         }
-        check_ifca(self)?;
-        check_one_shot(self)?;
-        check_srfca(self)?;
-        check_cfl(self)?;
+        self.check_ifca()?;
+        self.check_one_shot()?;
+        self.check_srfca()?;
+        self.check_cfl()?;
         Ok(())
     }
 
@@ -436,7 +434,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming `local_ridge`.
     pub fn local(&self) -> Result<LocalParams> {
-        check_local(self)?;
+        self.check_local()?;
         Ok(LocalParams {
             ridge: self.local_ridge,
         })
@@ -447,7 +445,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
     pub fn one_shot(&self) -> Result<OneShotParams> {
-        check_one_shot(self)?;
+        self.check_one_shot()?;
         Ok(OneShotParams {
             k: self.k,
             local: self.local()?,
@@ -475,7 +473,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
     pub fn cfl(&self) -> Result<CflConfig> {
-        check_cfl(self)?;
+        self.check_cfl()?;
         Ok(CflConfig {
             init_scale: self.init_scale,
             phase2: self.phase2_config(),
@@ -491,7 +489,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
     pub fn ifca(&self) -> Result<IfcaConfig> {
-        check_ifca(self)?;
+        self.check_ifca()?;
         Ok(IfcaConfig {
             k: self.k,
             option: self.ifca_option,
@@ -509,7 +507,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
     pub fn ifca_official(&self) -> Result<IfcaOfficialConfig> {
-        check_ifca(self)?;
+        self.check_ifca()?;
         Ok(IfcaOfficialConfig {
             k: self.k,
             lrs: self.ifca_official_lrs.clone(),
@@ -526,7 +524,7 @@ impl RunConfig {
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
     pub fn srfca(&self) -> Result<SrfcaConfig> {
-        check_srfca(self)?;
+        self.check_srfca()?;
         Ok(SrfcaConfig {
             lambda: self.srfca_lambda,
             lambda_quantile: self.srfca_lambda_quantile,
@@ -606,167 +604,6 @@ pub fn paper_preset(k: usize) -> RunConfig {
         phase1_iterations: 5,
         ..RunConfig::default()
     }
-}
-
-/// Check IFCA's fields of the run configuration (data-independent ranges).
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_ifca(cfg: &RunConfig) -> Result<()> {
-    check_participation(cfg.participation, cfg.rounds, cfg.restarts)?;
-    if cfg.ifca_official_inits == 0 || cfg.ifca_official_inits > MAX_RESTARTS {
-        return Err(FedmixError::invalid(
-            "ifca_official_inits",
-            cfg.ifca_official_inits,
-            format!("must be in 1..={}", MAX_RESTARTS),
-        ));
-    }
-    if cfg.ifca_official_iterations >= MAX_ROUNDS {
-        return Err(FedmixError::invalid(
-            "ifca_official_iterations",
-            cfg.ifca_official_iterations,
-            format!("must be < {}", MAX_ROUNDS),
-        ));
-    }
-    if let Some(lrs) = &cfg.ifca_official_lrs {
-        if lrs.is_empty() || lrs.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(FedmixError::invalid(
-                "ifca_official_lrs",
-                format!("{lrs:?}"),
-                "must be a non-empty list of finite values > 0",
-            ));
-        }
-    }
-    if let Some(s) = cfg.ifca_official_sigma {
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(FedmixError::invalid(
-                "ifca_official_sigma",
-                s,
-                "must be finite and ≥ 0",
-            ));
-        }
-    }
-    if !(cfg.ifca_official_offset.is_finite() && cfg.ifca_official_offset >= 0.0) {
-        return Err(FedmixError::invalid(
-            "ifca_official_offset",
-            cfg.ifca_official_offset,
-            "must be finite and ≥ 0",
-        ));
-    }
-    Ok(())
-}
-
-/// Check SR-FCA's fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_srfca(cfg: &RunConfig) -> Result<()> {
-    if let Some(l) = cfg.srfca_lambda {
-        if !(l.is_finite() && l > 0.0) {
-            return Err(FedmixError::invalid(
-                "srfca_lambda",
-                l,
-                "must be finite and > 0",
-            ));
-        }
-    }
-    let q = cfg.srfca_lambda_quantile;
-    if !(q > 0.0 && q <= 1.0) {
-        return Err(FedmixError::invalid(
-            "srfca_lambda_quantile",
-            q,
-            "must be in (0, 1]",
-        ));
-    }
-    if cfg.srfca_size == 0 {
-        return Err(FedmixError::invalid("srfca_size", 0, "t must be ≥ 1"));
-    }
-    let b = cfg.srfca_beta;
-    if !((0.0..0.5).contains(&b)) {
-        return Err(FedmixError::invalid(
-            "srfca_beta",
-            b,
-            "β must be in [0, 1/2)",
-        ));
-    }
-    if cfg.srfca_refine_steps == 0 {
-        return Err(FedmixError::invalid(
-            "srfca_refine_steps",
-            0,
-            "R must be ≥ 1",
-        ));
-    }
-    if cfg.srfca_refine_rounds == 0 {
-        return Err(FedmixError::invalid(
-            "srfca_refine_rounds",
-            0,
-            "T must be ≥ 1",
-        ));
-    }
-    if cfg.srfca_local_iterations == Some(0) {
-        return Err(FedmixError::invalid(
-            "srfca_local_iterations",
-            0,
-            "must be ≥ 1 (unset = exact local least squares)",
-        ));
-    }
-    if let Some(dm) = cfg.srfca_diameter {
-        if !(dm.is_finite() && dm > 0.0) {
-            return Err(FedmixError::invalid(
-                "srfca_diameter",
-                dm,
-                "D must be finite and > 0",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Check CFL's fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming the field.
-pub fn check_cfl(cfg: &RunConfig) -> Result<()> {
-    for (name, v) in [("cfl_eps1", cfg.cfl_eps1), ("cfl_eps2", cfg.cfl_eps2)] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(FedmixError::invalid(name, v, "must be finite and > 0"));
-        }
-    }
-    let g = cfg.cfl_gamma_max;
-    if !((0.0..1.0).contains(&g)) {
-        return Err(FedmixError::invalid(
-            "cfl_gamma_max",
-            g,
-            "must be in [0, 1)",
-        ));
-    }
-    Ok(())
-}
-
-/// Check the one-shot fields of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] for `kmeans_inits = 0`, `local_ridge < 0`.
-pub fn check_one_shot(cfg: &RunConfig) -> Result<()> {
-    if cfg.kmeans_inits == 0 {
-        return Err(FedmixError::invalid("kmeans_inits", 0, "must be ≥ 1"));
-    }
-    check_local(cfg)
-}
-
-/// Check the local baseline's field of the run configuration.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] for `local_ridge` < 0 or non-finite.
-pub fn check_local(cfg: &RunConfig) -> Result<()> {
-    if !(cfg.local_ridge.is_finite() && cfg.local_ridge >= 0.0) {
-        return Err(FedmixError::invalid(
-            "local_ridge",
-            cfg.local_ridge,
-            "must be finite and ≥ 0",
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
