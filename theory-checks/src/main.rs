@@ -540,7 +540,8 @@ fn write_reports(
          each slope is measured and how often it would reject an exponent off by 0.25: \
          [power.md](power.md) (same run). Statements of the papers without a check, and why: \
          [statements.md](statements.md); realistic implementation bugs and the checks that \
-         catch them: [../../theory-checks/bugs/RESULTS.md](../../theory-checks/bugs/RESULTS.md).\n\n\
+         catch them: [../../theory-checks/bugs/RESULTS.md](../../theory-checks/bugs/RESULTS.md); \
+         mutation testing (not yet run to a score) and how to run it: [mutants.md](mutants.md).\n\n\
          | check | source | statistic | bound | constant | slopes | result |\n|---|---|---|---|---|---|---|\n",
         cfg.pick("quick", "full"),
         out.display(),
