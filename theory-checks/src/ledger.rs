@@ -1033,10 +1033,18 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             pooled.fmt(3)
         ),
         verdict_gate(v3),
-        if v3 == "not testable" {
-            "ONE_SHOT is already exact on every seed, so REFINE has nothing to correct"
-        } else {
-            ""
+        match v3 {
+            "not testable" => {
+                "ONE_SHOT is already exact on every seed, so REFINE has nothing to correct"
+            }
+            "does not hold" | "holds partly" => {
+                "REFINE corrects a clustering only where ONE_SHOT has separated the clusters: \
+                 where ONE_SHOT finds one cluster (K̂ = 1 in the first row), REFINE and MERGE \
+                 put its unassigned clients into that cluster, which then holds both true \
+                 clusters in equal parts, has no majority label, and counts every client as \
+                 misclustered (metrics: majority misclustering)"
+            }
+            _ => "",
         },
     ));
 }
