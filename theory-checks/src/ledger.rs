@@ -782,19 +782,22 @@ const SRFCA_IFCA5: &str = "IFCA (5 restarts)";
 /// d = 1000, 50 clients × 100 training samples): the point the verdicts are taken at.
 const SRFCA_CODE_N: f64 = 100.0;
 
+/// Its number of clients M (`srfca-linear`'s default; a cell may override `clients`).
+const SRFCA_CODE_M: f64 = 50.0;
+
 /// Per value of the axis (samples per client n): `(n, count of cells where pred holds, cells)`
 /// for one series; a failed run counts as not satisfying `pred`.
 fn count_by_n(
     l: &Loaded,
     label: &str,
-    pred: impl Fn(&SeriesResult) -> bool,
+    pred: impl Fn(&CellResult, &SeriesResult) -> bool,
 ) -> Vec<(f64, usize, usize)> {
     let mut by: BTreeMap<usize, (f64, usize, usize)> = BTreeMap::new();
     for c in &l.cells {
         let Some((xi, x)) = c.cell.x else { continue };
         let Some(s) = series(c, label) else { continue };
         let e = by.entry(xi).or_insert((x, 0, 0));
-        e.1 += usize::from(s.error.is_none() && pred(s));
+        e.1 += usize::from(s.error.is_none() && pred(c, s));
         e.2 += 1;
     }
     by.into_values().collect()
@@ -874,7 +877,7 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             .iter()
             .find(|(k, _)| k == "clients")
             .and_then(|(_, v)| v.parse::<f64>().ok())
-            .unwrap_or(50.0)
+            .unwrap_or(SRFCA_CODE_M)
     };
     let verdict_gate = |v: &'static str| {
         if complete {
@@ -885,7 +888,7 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
     };
 
     // 1. Exact recovery.
-    let rec = count_by_n(l, SRFCA, |s| s.final_misclustering == Some(0.0));
+    let rec = count_by_n(l, SRFCA, |_, s| s.final_misclustering == Some(0.0));
     let k_hat: Vec<String> = {
         let mut by: BTreeMap<usize, (f64, Vec<f64>)> = BTreeMap::new();
         for c in &l.cells {
@@ -903,7 +906,7 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             .map(|(x, v)| format!("n = {x}: {:.1}", mean(&v)))
             .collect()
     };
-    let ifca_rec = count_by_n(l, SRFCA_IFCA, |s| s.final_misclustering == Some(0.0));
+    let ifca_rec = count_by_n(l, SRFCA_IFCA, |_, s| s.final_misclustering == Some(0.0));
     let v1 = match at_code_n(&rec) {
         Some((s, n)) => {
             let (lo, hi) = experiment::wilson(s, n);
@@ -939,21 +942,10 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
 
     // 2. IFCA collapse.
     let collapse = |label: &str| {
-        let mut by: BTreeMap<usize, (f64, usize, usize)> = BTreeMap::new();
-        for c in &l.cells {
-            let (Some((xi, x)), Some(s)) = (c.cell.x, series(c, label)) else {
-                continue;
-            };
-            let m = clients(c);
-            let e = by.entry(xi).or_insert((x, 0, 0));
-            e.1 += usize::from(
-                s.error.is_none()
-                    && s.final_misclustering
-                        .is_some_and(|v| v >= 0.5 - 1.0 / m - 1e-12),
-            );
-            e.2 += 1;
-        }
-        by.into_values().collect::<Vec<_>>()
+        count_by_n(l, label, |c, s| {
+            s.final_misclustering
+                .is_some_and(|v| v >= 0.5 - 1.0 / clients(c) - 1e-12)
+        })
     };
     let c1 = collapse(SRFCA_IFCA);
     let c5 = collapse(SRFCA_IFCA5);
