@@ -55,7 +55,8 @@ struct SourceArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Initial models, k × d float64 .npy (two-phase, fedavg: 1 × d); IFCA: restarts × k × d
-    /// for every restart (k × d: restart 0 only).
+    /// for every restart (k × d: restart 0 only); ifca-official: inits × k × d, one start per
+    /// init seed (each run with every learning rate).
     #[arg(long)]
     init: Option<PathBuf>,
     /// Phase 1 anchors (and faithful client sets) from a JSON file (docs/validating.md §2).

@@ -80,11 +80,11 @@ pub fn prepare(
     given: Randomness,
     export: bool,
 ) -> Result<Prepared> {
+    let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
     let resolved = match export {
-        true => Some(resolve(kind, &cfg, &ds.train, seed, &given)?),
+        true => Some(resolve(kind, &cfg, &ds.train, seed, &given, sigma)?),
         false => None,
     };
-    let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
     let alg = by_name_with(
         kind,
         &cfg,

@@ -336,3 +336,47 @@ fn fedavg_with_partial_participation_round_trips() {
         &["init.npy", "participation.npy"],
     );
 }
+
+#[test]
+fn ifca_official_round_trips_and_rejects_a_wrong_number_of_starts() {
+    let root = tmp("ifca-official");
+    let data = dataset(&root.0);
+    // k = 3 has no official learning-rate grid: give one (two rates, so each start runs twice).
+    let sets = [
+        "ifca_official_inits=3",
+        "ifca_official_iterations=25",
+        "ifca_official_lrs=[0.5,0.1]",
+    ];
+    let (rnd, _) = round_trip(
+        &root.0,
+        &data,
+        "ifca-official",
+        "ifca-official",
+        &sets,
+        &["init.npy"],
+    );
+    let (shape, init) = fedmix::io::read_f64(&rnd.join("init.npy"), &[None, None, None]).unwrap();
+    assert_eq!(shape, [3, 3, 10]);
+    // The official init is Bernoulli(0.5)^d, unscaled: entries 0 or 1.
+    assert!(init.iter().all(|&v| v == 0.0 || v == 1.0));
+    // Two starts for three init seeds: a typed error naming the file and the key.
+    let two = root.0.join("two.npy");
+    fedmix::io::write_f64(&two, &[2, 3, 10], &init[..60]).unwrap();
+    let mut args = strs(&["run", "--algorithm", "ifca-official", "--data", &p(&data)]);
+    for s in sets {
+        args.extend(["--set".to_string(), s.to_string()]);
+    }
+    args.extend(strs(&[
+        "--init",
+        &p(&two),
+        "--out",
+        &p(&root.0.join("bad")),
+    ]));
+    let out = fedmix(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("two.npy") && err.contains("ifca_official_inits = 3"),
+        "{err}"
+    );
+}

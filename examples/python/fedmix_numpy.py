@@ -431,6 +431,38 @@ def ifca(
     return iterates, labels
 
 
+def ifca_official_update(X_list, y_list, theta0, lr: float, rounds: int, dtype=np.float64):
+    """The update of IFCA's released synthetic code (``TrainCluster.train``, ``score = "set"``),
+    written as a PyTorch port would compute it, in numpy.
+
+    Per iteration every machine takes part; machine ``i`` picks ``argmin_j MSE_i(θ_j)`` with
+    torch's ``MSELoss`` (``MSE_i(θ) = (1/n_i) ‖X_i θ − y_i‖²``, a mean **without** the ½) and
+    computes ``∇MSE_i(θ_j) = (2/n_i) X_iᵀ(X_i θ_j − y_i)``; the server divides each cluster's
+    gradient sum by ``m``, the number of **all** machines (``gradient_update`` divides by
+    ``len(grads)``), and steps ``θ_j ← θ_j − lr · (1/m) Σ_{i: z_i = j} ∇MSE_i(θ_j)``.
+
+    Since ``∇MSE_i = 2 ∇F_i`` for ``F_i = (1/(2n_i))‖y_i − X_i θ‖²``, this is IFCA option I with
+    ``γ = 2 lr`` (the relation ``validate_against_fedmix.sh`` checks round by round).
+    """
+    X_list, y_list, theta = _cast(X_list, y_list, theta0, dtype)
+    M = len(X_list)
+    k, d = theta.shape
+    iterates = np.empty((rounds, k, d), dtype=np.float64)
+    labels = np.empty((rounds, M), dtype=np.int64)
+    for t in range(rounds):
+        mse = [np.array([np.mean((X @ theta[j] - y) ** 2) for j in range(k)])
+               for X, y in zip(X_list, y_list)]
+        z = np.array([int(np.argmin(l)) for l in mse], dtype=np.int64)
+        gsum = np.zeros_like(theta)
+        for i in range(M):
+            X, y = X_list[i], y_list[i]
+            gsum[z[i]] += dtype(2) * (X.T @ (X @ theta[z[i]] - y)) / dtype(X.shape[0])
+        theta = theta - dtype(lr) * (gsum / dtype(M))
+        iterates[t] = theta
+        labels[t] = z
+    return iterates, labels
+
+
 # --------------------------------------------------------------------------------------------
 # CLI
 # --------------------------------------------------------------------------------------------
@@ -441,7 +473,9 @@ def main(argv=None) -> int:
         description="Independent numpy Phase 2 / IFCA; writes OUT/iterates.npy and OUT/labels.npy."
     )
     p.add_argument("--data", required=True, help="fedmix dataset directory")
-    p.add_argument("--algorithm", required=True, choices=["phase2", "ifca"])
+    p.add_argument("--algorithm", required=True, choices=["phase2", "ifca", "ifca-official-update"],
+                   help="ifca-official-update: the released IFCA code's update with its learning "
+                        "rate --eta = lr (fedmix reference: ifca option I with eta = 2 lr)")
     p.add_argument("--init", required=True, help="initial models, k × d float64 .npy")
     p.add_argument("--eta", "--step", dest="eta", type=float, required=True,
                    help="step size η (Phase 2) or γ (IFCA)")
@@ -468,6 +502,10 @@ def main(argv=None) -> int:
             p.error("--participation applies to --algorithm ifca only (Phase 2 uses every client)")
         it, lab = phase2(ds.X_list, ds.y_list, theta0, a.eta, a.local_steps, a.local_solver,
                          a.rounds, dtype=dtype, deliberately_wrong=a.deliberately_wrong)
+    elif a.algorithm == "ifca-official-update":
+        if a.participation or a.deliberately_wrong:
+            p.error("--participation and --deliberately-wrong do not apply to ifca-official-update")
+        it, lab = ifca_official_update(ds.X_list, ds.y_list, theta0, a.eta, a.rounds, dtype=dtype)
     else:
         if a.deliberately_wrong:
             p.error("--deliberately-wrong applies to --algorithm phase2 only")
@@ -480,11 +518,16 @@ def main(argv=None) -> int:
     # params.json in fedmix's key names, so that `fedmix validate --candidate OUT` reruns the
     # reference with exactly these keys (--data stays explicit: the candidate does not own it).
     keys = {"eta": a.eta, "local_steps": a.local_steps, "rounds": a.rounds}
+    reference = a.algorithm
     if a.algorithm == "phase2":
         keys["local_solver"] = a.local_solver
+    elif a.algorithm == "ifca-official-update":
+        # The official lr on torch's MSELoss is fedmix's IFCA option I step γ = 2 lr.
+        reference = "ifca"
+        keys = {"eta": 2 * a.eta, "ifca_option": "gradient", "restarts": 1, "rounds": a.rounds}
     else:
         keys["ifca_option"] = a.option
-    params = {"algorithm": a.algorithm, "set": keys, "init": os.path.abspath(a.init),
+    params = {"algorithm": reference, "set": keys, "init": os.path.abspath(a.init),
               "participation": os.path.abspath(a.participation) if a.participation else None}
     with open(os.path.join(a.out, "params.json"), "w") as f:
         json.dump(params, f, indent=2)

@@ -87,6 +87,7 @@ pub fn accepted(kind: AlgorithmKind) -> &'static [&'static str] {
         AlgorithmKind::TwoPhase => &["init", "anchors", "q0", "power-start"],
         AlgorithmKind::Phase2 => &["init"],
         AlgorithmKind::Ifca | AlgorithmKind::Fedavg => &["init", "participation"],
+        AlgorithmKind::IfcaOfficial => &["init"],
         _ => &[],
     }
 }
@@ -136,6 +137,7 @@ impl Algorithm for Bound {
 fn with_randomness(
     kind: AlgorithmKind,
     cfg: &RunConfig,
+    data_sigma: Option<f64>,
 ) -> Result<Option<Box<dyn WithRandomness>>> {
     Ok(Some(match kind {
         AlgorithmKind::TwoPhase => Box::new(TwoPhase {
@@ -154,6 +156,10 @@ fn with_randomness(
         AlgorithmKind::Fedavg => Box::new(FedAvg {
             params: cfg.fedavg()?,
         }),
+        AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial {
+            params: cfg.ifca_official()?,
+            data_sigma,
+        }),
         _ => return Ok(None),
     }))
 }
@@ -171,7 +177,7 @@ pub fn by_name_with(
 ) -> Result<Box<dyn Algorithm>> {
     let alg = build(kind, cfg, None, data_sigma)?;
     check_accepted(kind, &given)?;
-    Ok(match with_randomness(kind, cfg)? {
+    Ok(match with_randomness(kind, cfg, data_sigma)? {
         Some(alg) => Box::new(Bound { alg, given }),
         None => alg,
     })
@@ -182,7 +188,6 @@ fn not_exportable(kind: AlgorithmKind) -> Option<&'static str> {
     match kind {
         AlgorithmKind::OneShot => Some("its k-means++ seeding"),
         AlgorithmKind::Cfl => Some("its initial model"),
-        AlgorithmKind::IfcaOfficial => Some("its per-seed initial models"),
         _ => None,
     }
 }
@@ -199,6 +204,7 @@ pub fn resolve(
     fed: &Federation,
     seed: u64,
     given: &Randomness,
+    data_sigma: Option<f64>,
 ) -> Result<Randomness> {
     check_accepted(kind, given)?;
     if let Some(what) = not_exportable(kind) {
@@ -208,7 +214,7 @@ pub fn resolve(
             format!("not supported for `{kind}` yet ({what} cannot be supplied from a file)"),
         ));
     }
-    match with_randomness(kind, cfg)? {
+    match with_randomness(kind, cfg, data_sigma)? {
         Some(alg) => alg.resolve(fed, seed, given),
         None => Ok(Randomness::default()),
     }

@@ -6,7 +6,7 @@
 //!
 //! | file | content |
 //! |---|---|
-//! | `init.npy` | float64 `k × d` initial models (`two-phase`, `fedavg`: `1 × d`); IFCA with `R` restarts: `R × k × d` (a `k × d` file is restart 0's start only) |
+//! | `init.npy` | float64 `k × d` initial models (`two-phase`, `fedavg`: `1 × d`); IFCA with `R` restarts: `R × k × d` (a `k × d` file is restart 0's start only); `ifca-official`: `inits × k × d`, one start per init seed, each run with every learning rate |
 //! | `anchors.json` | `{"version": 1, "variant": "practical"\|"faithful", "anchors": [ids…], "client_sets": [[ids…]…]}` — `client_sets` only for `faithful` (`T` sets of `m`) |
 //! | `q0.npy` | float64 `T × n_H × d × k`: `q0[t][a]` is the orthonormal start `Q₀` of anchor `a`'s orthogonal iteration at Phase 1 iteration `t` |
 //! | `power_start.npy` | float64 `T × n_H × k`: the start of anchor `a`'s power iteration on `AAᵀ` at iteration `t` |

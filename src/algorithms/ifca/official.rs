@@ -32,14 +32,15 @@ use crate::engine::client_pass::training_loss;
 use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{Algorithm, RunOutput, Termination, WithRandomness};
+use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Phase, Recorder};
 pub use crate::engine::summary::OfficialVerdict;
 use crate::engine::summary::{
     LossOrDiverged, OfficialRunSummary, OfficialSummary, ReportedRun, RunSummary,
     TrainingLossChoice,
 };
-use crate::error::Result;
+use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
 use crate::params::IfcaOfficialConfig;
@@ -274,7 +275,7 @@ pub struct IfcaOfficial {
 impl IfcaOfficial {
     /// Every run of the grid, in official order (index = init · |lrs| + lr index), in lock-step
     /// batches of `cfg.replicate_batch` runs ([`official_runs_batch`]; identical for any batch
-    /// size).
+    /// size), from the drawn starts ([`official_init`]).
     ///
     /// # Errors
     /// As [`official_runs_batch`].
@@ -284,17 +285,69 @@ impl IfcaOfficial {
         p: &OfficialParams,
         seed: u64,
     ) -> Result<Vec<OfficialRun>> {
-        let starts: Vec<(DMatrix<f64>, f64)> = (0..p.inits * p.lrs.len())
-            .map(|idx| {
-                let (init, lr) = (idx / p.lrs.len(), p.lrs[idx % p.lrs.len()]);
-                (official_init(fed.d(), p.k, seed, init), lr)
-            })
+        let starts = self.starts(fed, p, seed, &Randomness::default())?;
+        self.grid_from(fed, p, &starts)
+    }
+
+    /// [`IfcaOfficial::grid`] from given starts, one `d × k` matrix per init seed (each is run
+    /// with every learning rate, as the official loops do).
+    fn grid_from(
+        &self,
+        fed: &Federation,
+        p: &OfficialParams,
+        starts: &[DMatrix<f64>],
+    ) -> Result<Vec<OfficialRun>> {
+        let runs: Vec<(DMatrix<f64>, f64)> = (0..p.inits * p.lrs.len())
+            .map(|idx| (starts[idx / p.lrs.len()].clone(), p.lrs[idx % p.lrs.len()]))
             .collect();
-        let mut runs = Vec::with_capacity(starts.len());
-        for batch in starts.chunks(self.params.replicate_batch.max(1)) {
-            runs.extend(official_runs_batch(fed, batch, p.iterations)?);
+        let mut out = Vec::with_capacity(runs.len());
+        for batch in runs.chunks(self.params.replicate_batch.max(1)) {
+            out.extend(official_runs_batch(fed, batch, p.iterations)?);
         }
-        Ok(runs)
+        Ok(out)
+    }
+
+    /// The start of every init seed: the supplied ones (`--init`: `inits × k × d`, one per init
+    /// seed) or the official draw ([`official_init`]).
+    fn starts(
+        &self,
+        fed: &Federation,
+        p: &OfficialParams,
+        seed: u64,
+        given: &Randomness,
+    ) -> Result<Vec<DMatrix<f64>>> {
+        let Some(s) = &given.init else {
+            return Ok((0..p.inits)
+                .map(|i| official_init(fed.d(), p.k, seed, i))
+                .collect());
+        };
+        let bad = |reason: String| FedmixError::InvalidRandomness {
+            path: s.source.clone(),
+            field: "init".into(),
+            reason,
+        };
+        if s.value.len() != p.inits {
+            return Err(bad(format!(
+                "{} starts, but the run has ifca_official_inits = {} (give inits × k × d: one \
+                 start per init seed, each run with every learning rate)",
+                s.value.len(),
+                p.inits
+            )));
+        }
+        if let Some(m) = s
+            .value
+            .iter()
+            .find(|m| m.nrows() != fed.d() || m.ncols() != p.k)
+        {
+            return Err(bad(format!(
+                "a start of {} models of dimension {}, but the run has k = {} and d = {}",
+                m.ncols(),
+                m.nrows(),
+                p.k,
+                fed.d()
+            )));
+        }
+        Ok(s.value.clone())
     }
 }
 
@@ -304,8 +357,21 @@ impl Algorithm for IfcaOfficial {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_with(fed, seed, &Randomness::default(), rec)
+    }
+}
+
+impl WithRandomness for IfcaOfficial {
+    fn run_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<RunOutput> {
         let p = OfficialParams::resolve(&self.params, fed, self.data_sigma)?;
-        let runs = self.grid(fed, &p, seed)?;
+        let starts = self.starts(fed, &p, seed, given)?;
+        let runs = self.grid_from(fed, &p, &starts)?;
         let values: Vec<f64> = runs.iter().map(|r| r.min_dist).collect();
         let verdict = official_success(&values, p.threshold);
         // The run the official protocol's minimum comes from (first in loop order); all NaN → 0.
@@ -324,13 +390,7 @@ impl Algorithm for IfcaOfficial {
         // The reported run's trace: re-run it (bit-identical to its batched run) when the
         // recorder wants models; otherwise report the batched result with communication rows.
         let chosen = if rec.needs_models() {
-            official_run(
-                fed,
-                &official_init(fed.d(), p.k, seed, init),
-                lr,
-                p.iterations,
-                rec,
-            )?
+            official_run(fed, &starts[init], lr, p.iterations, rec)?
         } else {
             let run = runs[by_dist].clone();
             let comm = round_comm(fed.num_clients(), p.k, fed.d());
@@ -371,6 +431,23 @@ impl Algorithm for IfcaOfficial {
             labels: chosen.labels,
             termination: Termination::Completed,
             summary: RunSummary::IfcaOfficial { ifca_official },
+        })
+    }
+
+    /// The start of every init seed (`inits × k × d`); the official protocol draws nothing else
+    /// (all machines take part in every iteration).
+    fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness> {
+        let p = OfficialParams::resolve(&self.params, fed, self.data_sigma)?;
+        let value = self.starts(fed, &p, seed, given)?;
+        Ok(Randomness {
+            init: Some(Supplied {
+                source: given.init.as_ref().map_or_else(
+                    || format!("<drawn from seed {seed}>").into(),
+                    |s| s.source.clone(),
+                ),
+                value,
+            }),
+            ..Randomness::default()
         })
     }
 }
