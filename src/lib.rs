@@ -35,6 +35,7 @@ pub mod output;
 pub mod params;
 pub mod prec;
 pub mod prelude;
+pub mod progress;
 pub mod rng;
 pub mod runner;
 pub mod synthetic;

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{read_dataset, write_dataset, Dataset};
 use fedmix::metrics;
+use fedmix::progress::Watcher;
 use fedmix::synthetic::{self, SettingParams};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ struct SourceArgs {
     /// Master seed (data generation with --setting, and the algorithm's own streams).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// No progress display on stderr (otherwise, after 2 s: rounds of the planned total, the
+    /// last d(θ_t, θ*) and an ETA — a bar on a terminal, a line every 10 s otherwise).
+    #[arg(long)]
+    quiet: bool,
     /// TOML configuration (unknown keys are rejected).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -164,6 +169,9 @@ enum Command {
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
+        /// No progress display on stderr.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Run an algorithm on a dataset directory or a generated setting; write a run directory.
     Run(RunArgs),
@@ -206,10 +214,12 @@ fn run(cli: Cli) -> Result<()> {
             sets,
             force,
             out,
+            quiet,
         } => {
             fedmix::output::check_fresh_output(&out, force)?;
             let sets = parse_sets(&sets)?;
-            let progress = Progress::start(format!("generating {setting}"), None);
+            let progress =
+                (!quiet).then(|| Watcher::start(format!("generating {setting}"), None, None));
             let data = synthetic::generate_named(&setting, seed, &sets)?;
             let ds = Dataset::from(data);
             write_dataset(&out, &ds)?;
@@ -244,62 +254,15 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// A progress line on stderr for a long command (stdout stays its output): nothing for the
-/// first 3 s, then every 2 s on a terminal (rewritten in place) or every 15 s otherwise, the
-/// elapsed time and, with a counter, the rounds recorded so far. Stops when dropped.
-struct Progress {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<bool>>,
-}
-
-impl Progress {
-    fn start(what: String, rounds: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>) -> Self {
-        use std::io::{IsTerminal, Write};
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let handle = std::thread::spawn(move || {
-            let tty = std::io::stderr().is_terminal();
-            let every = if tty { 2.0 } else { 15.0 };
-            let started = std::time::Instant::now();
-            let (mut next, mut printed) = (3.0, false);
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let t = started.elapsed().as_secs_f64();
-                if t < next {
-                    continue;
-                }
-                next = t + every;
-                let done = rounds.as_ref().map_or(String::new(), |r| {
-                    format!(", {} rounds recorded", r.load(Ordering::Relaxed))
-                });
-                let line = format!("{what}: {t:.0} s{done}");
-                let mut err = std::io::stderr().lock();
-                let _ = match tty {
-                    true => write!(err, "\r{line}\x1b[K"),
-                    false => writeln!(err, "{line}"),
-                };
-                let _ = err.flush();
-                printed = tty;
-            }
-            printed
-        });
-        Self {
-            stop,
-            handle: Some(handle),
-        }
+/// Progress of `prep`'s run on stderr (rounds of the planned total, the last d(θ_t, θ*), ETA)
+/// until the returned watcher is dropped; nothing with `--quiet`.
+fn watch(prep: &mut fedmix::runner::Prepared, what: String, quiet: bool) -> Option<Watcher> {
+    if quiet {
+        return None;
     }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            if h.join().unwrap_or(false) {
-                eprintln!();
-            }
-        }
-    }
+    let state = std::sync::Arc::new(fedmix::progress::RunProgress::default());
+    prep.progress = Some(state.clone());
+    Some(Watcher::start(what, prep.planned_rows(), Some(state)))
 }
 
 /// One `--set key=value`.
@@ -473,9 +436,8 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     }
     let (mut prep, ds) = prepare(&args.src, args.export_randomness.is_some())?;
     let args_src = &args.src;
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    prep.progress = Some(counter.clone());
-    let progress = Progress::start(prep.alg.name().to_string(), Some(counter));
+    let what = prep.alg.name().to_string();
+    let progress = watch(&mut prep, what, args.src.quiet);
     let (out, rec) = prep.run(&ds, args_src.seed, args.save_iterates)?;
     drop(progress);
     let exported = match (&args.export_randomness, &prep.resolved) {
@@ -574,8 +536,6 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     let tol = fedmix::runner::tolerance(args.rtol, args.atol)?;
     let args = with_candidate(args)?;
     let (mut prep, ds) = prepare(&args.src, false)?;
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    prep.progress = Some(counter.clone());
     let iterates = args.iterates.clone().ok_or_else(|| FedmixError::Missing {
         what: "--iterates FILE (or --candidate DIR)".into(),
     })?;
@@ -587,7 +547,8 @@ fn validate(args: ValidateArgs) -> Result<bool> {
         )?),
         None => None,
     };
-    let progress = Progress::start(format!("reference {}", prep.alg.name()), Some(counter));
+    let what = format!("reference {}", prep.alg.name());
+    let progress = watch(&mut prep, what, args.src.quiet);
     let report = prep.validate(
         &ds,
         args.src.seed,

@@ -10,11 +10,11 @@ use crate::engine::recorder::{Phase, Recorder};
 use crate::error::Result;
 use crate::io::Dataset;
 use crate::params::{keys_of, AlgorithmKind, IfcaOption, RunConfig};
+use crate::progress::RunProgress;
 use crate::validate::{
     compare_under, Candidate, Reference, Tolerance, UpdateRule, ValidationReport,
 };
 use serde_json::{json, Map, Value};
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// An algorithm ready to run: its kind, its keys, the algorithm built from them and the
@@ -30,9 +30,9 @@ pub struct Prepared {
     pub given: Randomness,
     /// With `export`: every randomness the run uses (the algorithm runs from exactly this).
     pub resolved: Option<Randomness>,
-    /// Where runs store the number of rounds recorded so far, for a progress display on
-    /// another thread (`None`: not counted; results never depend on it).
-    pub progress: Option<Arc<AtomicUsize>>,
+    /// Where runs publish the rounds recorded so far and the last distance, for a progress
+    /// display on another thread (`None`: not published; results never depend on it).
+    pub progress: Option<Arc<RunProgress>>,
 }
 
 /// Where a run's inputs came from, for the summary (`None` where not applicable).
@@ -117,6 +117,21 @@ impl Prepared {
         rec.progress = self.progress.clone();
         let out = self.alg.run(&ds.train, seed, &mut rec)?;
         Ok((out, rec))
+    }
+
+    /// How many trace rows the run will record, where that is known before it runs (a progress
+    /// bar's total): one per round, plus one per Phase 1 iteration for the two-phase algorithm.
+    /// `None` where rows arrive in a burst at the end (`ifca-official`'s grid, `local`) or the
+    /// count depends on the run (`sr-fca`, `one-shot`).
+    pub fn planned_rows(&self) -> Option<usize> {
+        match self.kind {
+            AlgorithmKind::TwoPhase => Some(self.cfg.phase1_iterations + self.cfg.rounds),
+            AlgorithmKind::IfcaOfficial
+            | AlgorithmKind::Local
+            | AlgorithmKind::SrFca
+            | AlgorithmKind::OneShot => None,
+            _ => Some(self.cfg.rounds),
+        }
     }
 
     /// The keys this algorithm reads with the values it runs with (`eta` resolved from the

@@ -261,3 +261,33 @@ fn candidate_directories_json_and_summary() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("params.json") && err.contains("step"), "{err}");
 }
+
+#[test]
+fn long_runs_show_progress_on_stderr_unless_quiet() {
+    let run = |quiet: bool, name: &str| {
+        let out = tmp(name);
+        let mut args = vec!["run", "--algorithm", "ifca"];
+        args.extend_from_slice(SMALL);
+        args.extend_from_slice(&["--set", "rounds=1500", "--out", out.to_str().unwrap()]);
+        if quiet {
+            args.push("--quiet");
+        }
+        // Show the display from the first poll (100 ms) instead of after 2 s.
+        let r = Command::new(env!("CARGO_BIN_EXE_fedmix"))
+            .args(&args)
+            .env("FEDMIX_PROGRESS_DELAY_MS", "0")
+            .output()
+            .expect("binary runs");
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let _ = std::fs::remove_dir_all(&out);
+        String::from_utf8_lossy(&r.stderr).to_string()
+    };
+    // stderr is a pipe here: plain lines, the first at the first poll, the last at the end.
+    let shown = run(false, "progress");
+    let line = shown.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with("ifca: 1500/1500 (rounds, d(θ_t, θ*) = ") && line.contains("ETA 0 s"),
+        "{shown}"
+    );
+    assert_eq!(run(true, "quiet"), "");
+}

@@ -4,9 +4,9 @@
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::{self, as_options, model_distance};
+use crate::progress::RunProgress;
 use nalgebra::DMatrix;
 use serde::Serialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Which phase a round belongs to.
@@ -120,8 +120,9 @@ pub struct Recorder {
     pub label_rounds: Vec<usize>,
     /// Skip the per-round metrics (distance, misclustering, loss); rows keep only communication.
     pub skip_metrics: bool,
-    /// Rows recorded so far, readable from another thread (a progress display).
-    pub progress: Option<Arc<AtomicUsize>>,
+    /// Rows recorded so far and the last distance, readable from another thread (a progress
+    /// display).
+    pub progress: Option<Arc<RunProgress>>,
 }
 
 impl Recorder {
@@ -135,9 +136,10 @@ impl Recorder {
 
     /// Append a row, counting it in [`Recorder::progress`].
     pub fn push_row(&mut self, row: RoundRecord) {
+        let distance = row.distance;
         self.rows.push(row);
         if let Some(p) = &self.progress {
-            p.store(self.rows.len(), Ordering::Relaxed);
+            p.record(self.rows.len(), distance);
         }
     }
 

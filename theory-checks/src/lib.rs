@@ -13,7 +13,8 @@ pub mod figure;
 pub mod framework;
 pub mod ledger;
 pub mod power;
-pub mod progress;
+/// The progress display, shared with the `fedmix` CLI.
+pub use fedmix::progress;
 
 pub use framework::{CheckConfig, CheckRecord, Profile};
 
