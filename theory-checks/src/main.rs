@@ -166,9 +166,7 @@ fn main() -> ExitCode {
                     None => None,
                 },
             };
-            let started = std::time::Instant::now();
-            let r = report::run_experiment(&plan, out, &opts)?;
-            report::log_run(out, shard, &r, started.elapsed().as_secs_f64(), opts.jobs)?;
+            let r = report::run_experiment(&plan, out, &opts, shard)?;
             println!(
                 "{}: {} cells computed, {} already present, {} left for --resume (shard {shard})",
                 plan.experiment.name, r.ran, r.skipped, r.left
@@ -482,9 +480,8 @@ fn run_experiments(args: &Args) -> Result<(), String> {
             jobs: jobs(args.jobs),
             stop_after: None,
         };
-        let r = report::run_experiment(&plan, &work, &opts)?;
+        let r = report::run_experiment(&plan, &work, &opts, "1/1")?;
         let secs = started.elapsed().as_secs_f64();
-        report::log_run(&work, "1/1", &r, secs, opts.jobs)?;
         println!(
             "experiment {}: {} computed, {} resumed in {secs:.1} s",
             e.name, r.ran, r.skipped

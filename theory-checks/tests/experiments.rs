@@ -390,6 +390,15 @@ fn a_time_budget_leaves_the_rest_for_resume() {
         line["commit"].as_str().unwrap(),
         theory_checks::experiment::report::build_commit()
     );
+    // One line per finished cell (written as it finishes, so a killed run keeps its record),
+    // then the closing line with ran = 0.
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), cells(&out).len() + 1, "{log}");
+    assert!(lines[..lines.len() - 1].iter().all(|l| l["ran"] == 1));
+    assert_eq!(lines[lines.len() - 1]["ran"], 0);
     let bad = run(&["experiment", TINY, "--out", "x", "--stop-after", "-1"]);
     assert_eq!(bad.status.code(), Some(2));
     let huge = run(&["experiment", TINY, "--out", "x", "--stop-after", "1e300"]);

@@ -36,23 +36,68 @@ pub fn experiment_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(v)
 }
 
-/// Run (a shard of) one experiment into `work`, with progress.
+/// Run (a shard of) one experiment into `work`, with progress, logging to `runs.jsonl` as it
+/// goes: one line per finished cell (`ran = 1`, the wall time since the invocation's previous
+/// line), then one closing line (`ran = 0`: the cells kept from disk and the wall time after
+/// the last cell). The wall times of an invocation's lines sum to its wall time, and a run
+/// killed mid-way (a session's end, a preempted job) loses only the time since its last cell.
 ///
 /// # Errors
-/// The library's typed error as a message.
+/// The library's typed error or a log that cannot be written, as a message.
 pub fn run_experiment(
     plan: &Plan,
     work: &Path,
     opts: &RunOptions,
+    shard: &str,
 ) -> Result<experiment::RunReport, String> {
     let total = plan.shard(opts.shard).len();
     let progress = Progress::new(&plan.experiment.name, total);
+    let last = std::sync::Mutex::new(std::time::Instant::now());
+    let since_last = || {
+        let now = std::time::Instant::now();
+        last.lock().map_or(0.0, |mut t| {
+            let secs = (now - *t).as_secs_f64();
+            *t = now;
+            secs
+        })
+    };
+    let log_error: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let report = experiment::run_plan(plan, work, opts, &|done, _, id| {
         progress.step(done, id);
+        let line = RunLog {
+            commit: build_commit(),
+            shard: shard.into(),
+            ran: 1,
+            skipped: 0,
+            wall_seconds: since_last(),
+            jobs: opts.jobs,
+        };
+        if let Err(e) = append_log(work, &line) {
+            if let Ok(mut slot) = log_error.lock() {
+                slot.get_or_insert(e);
+            }
+        }
     })
     .map_err(|e| e.to_string());
     progress.finish();
-    report
+    if let Some(e) = log_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let report = report?;
+    if report.ran > 0 {
+        append_log(
+            work,
+            &RunLog {
+                commit: build_commit(),
+                shard: shard.into(),
+                ran: 0,
+                skipped: report.skipped,
+                wall_seconds: since_last(),
+                jobs: opts.jobs,
+            },
+        )?;
+    }
+    Ok(report)
 }
 
 /// Merge `work` and write `<figure>.svg` for every figure plus `<experiment>.json` into `out`.
@@ -78,7 +123,8 @@ pub fn merge_and_render(work: &Path, out: &Path) -> Result<Merged, String> {
     Ok(merged)
 }
 
-/// One invocation that computed cells into a work directory (a line of `runs.jsonl`).
+/// A line of `runs.jsonl`: a finished cell of an invocation (`ran = 1`) or an invocation's
+/// closing line (`ran = 0`); see [`run_experiment`]. (Older logs hold one line per invocation.)
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunLog {
     /// fedmix commit of the binary's source (`git rev-parse`, `-dirty` with local changes).
@@ -89,7 +135,7 @@ pub struct RunLog {
     pub ran: usize,
     /// Cells found on disk and kept.
     pub skipped: usize,
-    /// Wall seconds of the invocation.
+    /// Wall seconds covered by this line.
     pub wall_seconds: f64,
     /// Worker threads.
     pub jobs: usize,
@@ -145,29 +191,12 @@ pub fn current_commit() -> String {
     }
 }
 
-/// Append one invocation to `work/runs.jsonl` (one short line, a single `write`).
+/// Append one line to `work/runs.jsonl` (a single `write` of one short line).
 ///
 /// # Errors
 /// A message from the file system.
-pub fn log_run(
-    work: &Path,
-    shard: &str,
-    r: &experiment::RunReport,
-    wall_seconds: f64,
-    jobs: usize,
-) -> Result<(), String> {
-    if r.ran == 0 {
-        return Ok(());
-    }
-    let line = serde_json::to_string(&RunLog {
-        commit: build_commit(),
-        shard: shard.into(),
-        ran: r.ran,
-        skipped: r.skipped,
-        wall_seconds,
-        jobs,
-    })
-    .map_err(|e| e.to_string())?;
+fn append_log(work: &Path, line: &RunLog) -> Result<(), String> {
+    let line = serde_json::to_string(line).map_err(|e| e.to_string())?;
     use std::io::Write;
     let path = work.join("runs.jsonl");
     std::fs::OpenOptions::new()
