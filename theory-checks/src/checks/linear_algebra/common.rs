@@ -256,6 +256,27 @@ pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {
     a.singular_values().max()
 }
 
+/// Points of a power-law fit in the full profile: at least this many, over the validation
+/// series' full range (≥ 2 decades), so that a fitted exponent is pinned down by its design and
+/// not by two end points.
+pub const FULL_SLOPE_POINTS: usize = 7;
+
+/// `points` integers spaced geometrically from `lo` to `hi` (both included, rounded, distinct).
+pub fn geometric_grid(lo: usize, hi: usize, points: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = crate::framework::geomspace(lo as f64, hi as f64, points)
+        .into_iter()
+        .map(|x| x.round() as usize)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// The full profile's validation ratios: [`FULL_SLOPE_POINTS`] geometric points over the same
+/// range as the quick profile's `ratios`.
+pub fn dense_ratios(ratios: &[usize]) -> Vec<usize> {
+    geometric_grid(ratios[0], ratios[ratios.len() - 1], FULL_SLOPE_POINTS)
+}
+
 /// A log–log slope fit of `(x, y)` points compared with `predicted ± tolerance`.
 pub fn slope_fit(
     parameter: &str,

@@ -134,19 +134,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             (12, 100),
             (12, 1000),
         ],
-        vec![
-            (4, 30),
-            (4, 300),
-            (4, 3000),
-            (4, 10000),
-            (12, 10),
-            (12, 100),
-            (12, 1000),
-            (12, 3000),
-            (32, 10),
-            (32, 100),
-            (32, 1000),
-        ],
+        // d = SLOPE_DIM carries the slope: FULL_SLOPE_POINTS geometric N/d from 30 to 10⁴.
+        super::common::geometric_grid(30, 10_000, super::common::FULL_SLOPE_POINTS)
+            .into_iter()
+            .map(|r| (SLOPE_DIM, r))
+            .chain([
+                (12, 10),
+                (12, 100),
+                (12, 1000),
+                (12, 3000),
+                (32, 10),
+                (32, 100),
+                (32, 1000),
+            ])
+            .collect(),
     );
     let families = [Family::Product, Family::Residual];
     let mut cal_pts = Vec::new();

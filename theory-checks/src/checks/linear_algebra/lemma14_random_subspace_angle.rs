@@ -28,10 +28,9 @@ use fedmix::linalg::random_orthonormal;
 use fedmix::rng::{child_seed, stream, Purpose};
 
 /// `ε` grid (two orders of magnitude).
-const EPSILONS: [f64; 5] = [0.3, 0.1, 0.03, 0.01, 0.003];
+const EPSILONS: [f64; 7] = [0.3, 0.14, 0.065, 0.03, 0.014, 0.0065, 0.003];
 /// Safety factor applied to the calibrated constant.
 const SAFETY: f64 = 2.0;
-/// Family-wise level of the validation binomial tests.
 /// Tolerance of the slope of the frequency in `ε` (predicted 1).
 const SLOPE_TOL: f64 = 0.15;
 /// Threshold multiplier of the sabotaged check.

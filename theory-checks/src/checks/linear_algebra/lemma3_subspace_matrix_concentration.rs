@@ -133,7 +133,7 @@ struct SeriesSpec {
     p: &'static [f64],
     theta: ThetaAt,
     cov: (f64, f64),
-    ratios: &'static [usize],
+    ratios: Vec<usize>,
     calibration: bool,
 }
 
@@ -162,7 +162,7 @@ const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
-    let s = |d, sigma, p, theta, cov, ratios, calibration| SeriesSpec { d, sigma, p, theta, cov, ratios, calibration };
+    let s = |d, sigma, p, theta, cov, ratios, calibration| SeriesSpec { d, sigma, p, theta, cov, ratios: <[usize]>::to_vec(ratios), calibration };
     let mut v = vec![
         s(6, 0.3, BALANCED, ThetaAt::Origin, EXTREME, &[10, 100, 1000, 3000][..], true),
         s(12, 1.0, SKEWED, ThetaAt::Far, EXTREME, &[10, 100][..], true),
@@ -174,6 +174,11 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
         v.push(s(24, 0.3, BALANCED, ThetaAt::Far, RANDOM_DIAG, &[10, 100, 1000][..], false));
         v.push(s(16, 0.5, SKEWED, ThetaAt::Near, EXTREME, &[10, 100, 1000][..], true));
         v.push(s(6, 0.3, SKEWED, ThetaAt::Far, RANDOM_DIAG, &[10, 100, 1000, 3000][..], false));
+    }
+    if cfg.profile == crate::Profile::Full {
+        for spec in v.iter_mut().filter(|s| !s.calibration) {
+            spec.ratios = super::common::dense_ratios(&spec.ratios);
+        }
     }
     v
 }
@@ -197,7 +202,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         let theta = spec.theta.theta(&mix);
         let ey = mix.expected_cross_moment(&theta);
         let scale = mix.delta(&theta).powi(2) + spec.sigma * spec.sigma;
-        for &ratio in spec.ratios {
+        for &ratio in &spec.ratios {
             let m = spec.d * ratio;
             let seed = child_seed(cfg.seed, SEED_TAG + cell_id);
             cell_id += 1;

@@ -75,7 +75,7 @@ struct SeriesSpec {
     cov: (f64, f64),
     /// `Û` contains the direction of `Σ_0(θ*_0 − θ)` (else uniformly random).
     aligned: bool,
-    ratios: &'static [usize],
+    ratios: Vec<usize>,
     calibration: bool,
 }
 
@@ -105,7 +105,7 @@ const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
-    let s = |k, d, sigma, theta, cov, aligned, ratios, calibration| SeriesSpec { k, d, sigma, theta, cov, aligned, ratios, calibration };
+    let s = |k, d, sigma, theta, cov, aligned, ratios, calibration| SeriesSpec { k, d, sigma, theta, cov, aligned, ratios: <[usize]>::to_vec(ratios), calibration };
     let mut v = vec![
         s(2, 6, 0.3, ThetaAt::Origin, EXTREME, true, &[10, 100, 1000, 3000][..], true),
         s(5, 12, 1.0, ThetaAt::Far, EXTREME, true, &[10, 100][..], true),
@@ -118,6 +118,11 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
     if cfg.profile == crate::Profile::Full {
         v.push(s(8, 30, 0.3, ThetaAt::Far, RANDOM_DIAG, false, &[10, 100, 1000][..], false));
         v.push(s(3, 20, 0.5, ThetaAt::Near, EXTREME, true, &[10, 100, 1000, 3000][..], true));
+    }
+    if cfg.profile == crate::Profile::Full {
+        for spec in v.iter_mut().filter(|s| !s.calibration) {
+            spec.ratios = super::common::dense_ratios(&spec.ratios);
+        }
     }
     v
 }
@@ -217,7 +222,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         let g = u_hat.tr_mul(&mix.mean_moment(0, &theta));
         let ea = &g * g.transpose();
         let scale = (mix.theta_star.column(0) - &theta).norm_squared() + spec.sigma * spec.sigma;
-        for &ratio in spec.ratios {
+        for &ratio in &spec.ratios {
             let ell = spec.k * ratio;
             let seed = child_seed(cfg.seed, SEED_TAG + cell_id);
             cell_id += 1;

@@ -137,11 +137,24 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     )];
     let val: Vec<(usize, Vec<usize>)> = cfg.pick(
         vec![(4, vec![10, 30, 300, 3000]), (12, vec![5, 20, 200, 2000])],
-        vec![
-            (4, vec![5, 10, 30, 300, 3000, 10000]),
-            (12, vec![5, 20, 200, 2000]),
-            (32, vec![5, 20, 200, 1000]),
-        ],
+        // The slope uses N_j ≥ SLOPE_MIN_RATIO·d: FULL_SLOPE_POINTS geometric ratios from there.
+        // Below it, no validation cell is harder than the calibration's hardest (d = 6,
+        // N_j = 5d): d = 4 starts at 10d, where λ_min fluctuates less (as in the quick profile).
+        [(4, 10, 10_000), (12, 5, 2000), (32, 5, 2000)]
+            .into_iter()
+            .map(|(d, lo, hi)| {
+                let mut r = vec![lo];
+                if lo < 10 {
+                    r.push(10);
+                }
+                r.extend(super::common::geometric_grid(
+                    SLOPE_MIN_RATIO,
+                    hi,
+                    super::common::FULL_SLOPE_POINTS,
+                ));
+                (d, r)
+            })
+            .collect(),
     );
     let mut cal_pts = Vec::new();
     let mut val_pts = Vec::new();

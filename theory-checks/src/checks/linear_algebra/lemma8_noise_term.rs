@@ -59,7 +59,7 @@ const CONFIGS: [(LocalSolver, usize); 4] = [
 struct SeriesSpec {
     d: usize,
     sigma: f64,
-    ratios: &'static [usize],
+    ratios: Vec<usize>,
     calibration: bool,
 }
 
@@ -143,19 +143,19 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         SeriesSpec {
             d: 6,
             sigma: 0.3,
-            ratios: &[10, 100, 1000],
+            ratios: vec![10, 100, 1000],
             calibration: true,
         },
         SeriesSpec {
             d: 4,
             sigma: 1.0,
-            ratios: &[10, 30, 300, 3000],
+            ratios: vec![10, 30, 300, 3000],
             calibration: false,
         },
         SeriesSpec {
             d: 12,
             sigma: 0.1,
-            ratios: &[10, 30, 300, 3000],
+            ratios: vec![10, 30, 300, 3000],
             calibration: false,
         },
     ];
@@ -163,15 +163,18 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         specs.push(SeriesSpec {
             d: 24,
             sigma: 0.5,
-            ratios: &[10, 30, 300, 3000],
+            ratios: vec![10, 30, 300, 3000],
             calibration: false,
         });
         specs.push(SeriesSpec {
             d: 16,
             sigma: 2.0,
-            ratios: &[10, 100, 1000],
+            ratios: vec![10, 100, 1000],
             calibration: true,
         });
+        for spec in specs.iter_mut().filter(|s| !s.calibration) {
+            spec.ratios = super::common::dense_ratios(&spec.ratios);
+        }
     }
     let (mut cal_pts, mut val_pts) = (Vec::new(), Vec::new());
     let mut series = Vec::new();

@@ -99,7 +99,7 @@ struct SeriesSpec {
     p: &'static [f64],
     kind: Kind,
     cov: (f64, f64),
-    ratios: &'static [usize],
+    ratios: Vec<usize>,
     calibration: bool,
 }
 
@@ -128,7 +128,7 @@ const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
-    let s = |d, sigma, p, kind, cov, ratios, calibration| SeriesSpec { d, sigma, p, kind, cov, ratios, calibration };
+    let s = |d, sigma, p, kind, cov, ratios, calibration| SeriesSpec { d, sigma, p, kind, cov, ratios: <[usize]>::to_vec(ratios), calibration };
     let mut v = vec![
         s(6, 0.3, BALANCED, Kind::Critical, EXTREME, &[10, 100, 1000][..], true),
         s(5, 0.3, BALANCED, Kind::Origin, EXTREME, &[10, 100, 1000, 3000][..], true),
@@ -141,6 +141,11 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
         v.push(s(12, 0.5, BALANCED, Kind::Critical, RANDOM_DIAG, &[30, 300, 3000][..], false));
         // Critical family on a rarer cluster (p_0 = 0.2): constant tested, slope only reported.
         v.push(s(5, 0.2, SKEWED, Kind::Critical, RANDOM_DIAG, &[30, 100, 300, 1000, 3000][..], false));
+    }
+    if cfg.profile == crate::Profile::Full {
+        for spec in v.iter_mut().filter(|s| !s.calibration) {
+            spec.ratios = super::common::dense_ratios(&spec.ratios);
+        }
     }
     v
 }
@@ -220,7 +225,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             spec.sigma,
             child_seed(cfg.seed, SEED_TAG + 900 + si as u64),
         );
-        for &ratio in spec.ratios {
+        for &ratio in &spec.ratios {
             let m = spec.d * ratio;
             let (base, u, ts) = family(&mix, spec.kind, m);
             let thetas: Vec<DVector<f64>> = ts.iter().map(|&t| &base - &u * t).collect();

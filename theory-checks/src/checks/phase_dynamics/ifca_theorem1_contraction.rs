@@ -358,13 +358,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             inst(2, 16, 100, 200, 0.1),
             inst(2, 64, 100, 200, 0.1),
         ],
-        vec![
-            inst(2, 4, 100, 200, 0.1),
-            inst(2, 8, 100, 200, 0.1),
-            inst(2, 16, 100, 200, 0.1),
-            inst(2, 32, 100, 200, 0.1),
-            inst(2, 64, 100, 200, 0.1),
-        ],
+        // Two decades of d at one mn' large enough for Assumption 2 (pmn' ≥ 100·d) at d = 200.
+        [2, 4, 8, 16, 32, 64, 128, 200]
+            .into_iter()
+            .map(|d| inst(2, d, 200, 200, 0.1))
+            .collect(),
     );
     let other: Vec<Inst> = vec![
         inst(2, 10, 100, 100, 0.02),

@@ -176,7 +176,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let s_grid: Vec<usize> = cfg.pick(vec![1, 3, 10, 30, 100], vec![1, 2, 5, 10, 20, 50, 100]);
     let rho_grid: Vec<f64> = cfg.pick(
         vec![0.5, 0.2, 0.05, 0.02, 0.01],
-        vec![0.5, 0.3, 0.1, 0.05, 0.02, 0.01],
+        vec![0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005],
     );
     let eta_grid: Vec<f64> = cfg.pick(
         vec![0.004, 0.013, 0.04, 0.13, 0.4],
