@@ -14,7 +14,7 @@
 //! approximated by a finite family, which gives a lower bound of the sup — valid for checking
 //! an upper bound.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Run profile.
@@ -65,7 +65,7 @@ impl CheckConfig {
 }
 
 /// A fitted log–log slope with the exponent it is compared with.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SlopeFit {
     /// Name of the scaling parameter (x axis).
     pub parameter: String,
@@ -82,7 +82,7 @@ pub struct SlopeFit {
 }
 
 /// The x values behind a fitted slope: how many points, over what range.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Design {
     /// Number of (x, y) points in the fit.
     pub points: usize,
@@ -111,7 +111,7 @@ impl Design {
 }
 
 /// Which side of the prediction a slope test guards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     /// `|slope − predicted| ≤ tolerance`: the exponent itself is claimed.

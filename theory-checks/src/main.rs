@@ -49,7 +49,8 @@ struct Args {
     #[arg(long, global = true)]
     work: Option<PathBuf>,
     /// Keep experiment cells already computed (after checking they match) instead of
-    /// recomputing them (the default of the full profile).
+    /// recomputing them (the default of the full profile); with `--seeds`, keep the outcomes in
+    /// `--out`'s `seed-robustness.json` and compute only the missing (check, seed) pairs.
     #[arg(long)]
     resume: bool,
     /// Recompute experiment cells already on disk (the full profile otherwise resumes).
@@ -310,18 +311,20 @@ fn parse_seed_range(s: &str) -> Result<(u64, u64), String> {
     Ok((a, b))
 }
 
-/// One check at one seed, as the seed-robustness report keeps it.
-#[derive(serde::Serialize)]
+/// One check's outcome at one master seed.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct SeedOutcome {
     seed: u64,
     passed: bool,
     statistic: f64,
     bound: f64,
     slopes: Vec<theory_checks::framework::SlopeFit>,
+    /// The commit of the binary that computed it.
+    commit: String,
 }
 
 /// Per check: how many of the seeds it passes, and its outcome at each.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Robustness {
     name: String,
     passes: usize,
@@ -330,55 +333,143 @@ struct Robustness {
     outcomes: Vec<SeedOutcome>,
 }
 
+/// `seed-robustness.json`: the table plus what a resumed run must match.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RobustnessFile {
+    profile: String,
+    /// Wall seconds of every invocation that computed outcomes, summed.
+    wall_seconds: f64,
+    checks: Vec<Robustness>,
+}
+
 /// `--seeds A..B`: every selected check at every master seed in turn (sequential over seeds;
 /// each check is seeded from its master seed alone, so a record is the same as in a
 /// single-seed run), then the table of passes out of seeds. Writes only
-/// `seed-robustness.{md,json}` in `--out`; `Ok(false)` when any check fails at any seed.
+/// `seed-robustness.{md,json}` and `power.{md,json}` in `--out`, rewritten (atomically) after
+/// every seed, so a run cut off keeps every finished seed; `--resume` keeps the outcomes of
+/// `seed-robustness.json` (same profile) and computes only the missing (check, seed) pairs.
+/// `Ok(false)` when any check fails at any seed.
 fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<bool, String> {
     let only = args.only.as_deref();
-    let mut table: Vec<Robustness> = selected(only)
-        .iter()
-        .map(|(name, _)| Robustness {
-            name: (*name).to_string(),
-            passes: 0,
-            seeds: 0,
-            failing_seeds: Vec::new(),
-            outcomes: Vec::new(),
-        })
-        .collect();
-    if table.is_empty() {
+    let out = dirs(args).0;
+    let names: Vec<String> = selected(only).iter().map(|(n, _)| n.to_string()).collect();
+    if names.is_empty() {
         return Err(format!("--only {only:?} selects no check"));
     }
-    let started = std::time::Instant::now();
-    for seed in a..=b {
-        let cfg = CheckConfig {
-            profile,
-            seed,
-            sabotage: false,
-        };
-        for (row, r) in table.iter_mut().zip(run_selected(&cfg, only, false)) {
-            row.seeds += 1;
-            if r.passed {
-                row.passes += 1;
-            } else {
-                row.failing_seeds.push(seed);
-            }
-            row.outcomes.push(SeedOutcome {
-                seed,
-                passed: r.passed,
-                statistic: r.statistic,
-                bound: r.bound,
-                slopes: r.slopes.clone(),
-            });
+    let path = out.join("seed-robustness.json");
+    let mut kept: Option<RobustnessFile> = None;
+    if args.resume && path.is_file() {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f: RobustnessFile = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not a resumable seed-robustness file ({e})",
+                path.display()
+            )
+        })?;
+        if f.profile != profile_name(profile) {
+            return Err(format!(
+                "{}: computed at the {} profile, this run is {}; use another --out",
+                path.display(),
+                f.profile,
+                profile_name(profile)
+            ));
         }
+        kept = Some(f);
     }
-    let md = robustness_markdown(&table, profile, (a, b), started.elapsed().as_secs_f64());
-    print!("{md}");
-    let out = dirs(args).0;
+    let mut earlier_secs = kept.as_ref().map_or(0.0, |f| f.wall_seconds);
+    let mut table: Vec<Robustness> = names
+        .iter()
+        .map(|name| {
+            let mut outcomes: Vec<SeedOutcome> = kept
+                .as_mut()
+                .and_then(|f| f.checks.iter_mut().find(|r| &r.name == name))
+                .map(|r| std::mem::take(&mut r.outcomes))
+                .unwrap_or_default();
+            outcomes.retain(|o| (a..=b).contains(&o.seed));
+            Robustness {
+                name: name.clone(),
+                passes: 0,
+                seeds: 0,
+                failing_seeds: Vec::new(),
+                outcomes,
+            }
+        })
+        .collect();
+    // Checks of the kept file outside this selection stay in it.
+    let others: Vec<Robustness> = kept
+        .map(|f| {
+            f.checks
+                .into_iter()
+                .filter(|r| !names.contains(&r.name))
+                .collect()
+        })
+        .unwrap_or_default();
     fedmix::io::prepare_output_dir(&out).map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
+    let mut all_ok = true;
+    for seed in a..=b {
+        let missing: Vec<&str> = table
+            .iter()
+            .filter(|r| !r.outcomes.iter().any(|o| o.seed == seed))
+            .map(|r| r.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let cfg = CheckConfig {
+                profile,
+                seed,
+                sabotage: false,
+            };
+            let list = missing.join(",");
+            for r in run_selected(&cfg, Some(&list), false) {
+                if let Some(row) = table.iter_mut().find(|row| row.name == r.name) {
+                    row.outcomes.push(SeedOutcome {
+                        seed,
+                        passed: r.passed,
+                        statistic: r.statistic,
+                        bound: r.bound,
+                        slopes: r.slopes.clone(),
+                        commit: report::build_commit(),
+                    });
+                }
+            }
+        }
+        let secs = earlier_secs + started.elapsed().as_secs_f64();
+        all_ok = write_robustness(&out, &mut table, &others, profile, (a, seed), secs)?;
+    }
+    earlier_secs += started.elapsed().as_secs_f64();
+    let md = robustness_markdown(&table, profile, (a, b), earlier_secs);
+    print!("{md}");
+    Ok(all_ok)
+}
+
+/// Recount `table` (outcomes sorted by seed) and write `seed-robustness.{md,json}` and
+/// `power.{md,json}` for master seeds `a..=b` into `out`, atomically. Whether every check
+/// passes at every seed so far.
+fn write_robustness(
+    out: &std::path::Path,
+    table: &mut [Robustness],
+    others: &[Robustness],
+    profile: Profile,
+    (a, b): (u64, u64),
+    secs: f64,
+) -> Result<bool, String> {
+    for row in table.iter_mut() {
+        row.outcomes.sort_by_key(|o| o.seed);
+        let upto: Vec<&SeedOutcome> = row.outcomes.iter().filter(|o| o.seed <= b).collect();
+        row.seeds = upto.len();
+        row.passes = upto.iter().filter(|o| o.passed).count();
+        row.failing_seeds = upto.iter().filter(|o| !o.passed).map(|o| o.seed).collect();
+    }
+    let md = robustness_markdown(table, profile, (a, b), secs);
     fedmix::io::write_atomic(&out.join("seed-robustness.md"), md.as_bytes())
         .map_err(|e| e.to_string())?;
-    let json = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    let file = serde_json::json!({
+        "profile": profile_name(profile),
+        "wall_seconds": secs,
+        "checks": table.iter().chain(others).collect::<Vec<_>>(),
+    });
+    let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
     fedmix::io::write_atomic(&out.join("seed-robustness.json"), json.as_bytes())
         .map_err(|e| e.to_string())?;
     // The same runs, read as a power analysis of the slope tests.
@@ -387,6 +478,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
         .flat_map(|row| {
             row.outcomes
                 .iter()
+                .filter(|o| o.seed <= b)
                 .map(|o| (row.name.clone(), o.seed, o.slopes.clone()))
         })
         .collect();

@@ -406,3 +406,83 @@ fn a_time_budget_leaves_the_rest_for_resume() {
     assert!(!String::from_utf8_lossy(&huge.stderr).contains("panicked"));
     let _ = std::fs::remove_dir_all(d);
 }
+
+#[test]
+fn seed_runs_write_after_every_seed_and_resume_the_missing_pairs() {
+    let d = scratch("seeds");
+    let out = d.to_str().unwrap();
+    let exp = concat!(env!("CARGO_MANIFEST_DIR"), "/../experiments");
+    let checks = "lemma1_global_iteration,p_spectrum";
+    ok(&[
+        "--seeds",
+        "1..2",
+        "--only",
+        checks,
+        "--out",
+        out,
+        "--experiments",
+        exp,
+    ]);
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("seed-robustness.json")).unwrap())
+            .unwrap()
+    };
+    let first = read();
+    assert_eq!(first["profile"], "quick");
+    // Resume over 1..=3 with a third check: seeds 1 and 2 of the first two are kept (their
+    // outcomes byte for byte), the missing pairs computed.
+    let o = run(&[
+        "--seeds",
+        "1..3",
+        "--only",
+        &format!("{checks},lemma7_k_spectrum"),
+        "--out",
+        out,
+        "--resume",
+        "--experiments",
+        exp,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let computed = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains("(seed "))
+        .count();
+    assert_eq!(computed, 5, "1 + 1 + 3 pairs");
+    let second = read();
+    for c in 0..2 {
+        let seeds: Vec<u64> = second["checks"][c]["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["seed"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seeds, [1, 2, 3]);
+        assert_eq!(
+            second["checks"][c]["outcomes"][0],
+            first["checks"][c]["outcomes"][0]
+        );
+    }
+    assert_eq!(second["checks"][2]["seeds"], 3);
+    assert!(std::fs::read_to_string(d.join("power.md")).is_ok());
+    // Another profile cannot resume this file.
+    let bad = run(&[
+        "--profile",
+        "full",
+        "--seeds",
+        "1..3",
+        "--only",
+        "p_spectrum",
+        "--out",
+        out,
+        "--resume",
+        "--experiments",
+        exp,
+    ]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    let _ = std::fs::remove_dir_all(d);
+}
