@@ -22,7 +22,7 @@ use crate::params::AlgorithmKind;
 use crate::engine::local_update::prox_factors;
 
 use crate::engine::contract::WithRandomness;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{RunOutput, Termination};
 use crate::engine::init::{random_init, single_init};
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
@@ -82,17 +82,11 @@ impl FedAvg {
     }
 }
 
-impl Algorithm for FedAvg {
+impl WithRandomness for FedAvg {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Fedavg
     }
 
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.run_with(fed, seed, &Randomness::default(), rec)
-    }
-}
-
-impl WithRandomness for FedAvg {
     fn run_with(
         &self,
         fed: &Federation,

@@ -16,7 +16,7 @@ use crate::params::{resolve_k, Phase2OnlyParams, TwoPhaseParams};
 
 use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job};
 use crate::engine::contract::WithRandomness;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{RunOutput, Termination};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::{Phase1Summary, RunSummary};
@@ -207,16 +207,11 @@ fn phase2_output(
     }
 }
 
-impl Algorithm for TwoPhase {
+impl WithRandomness for TwoPhase {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::TwoPhase
     }
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.run_detailed(fed, seed, rec).map(|r| r.0)
-    }
-}
 
-impl WithRandomness for TwoPhase {
     fn run_with(
         &self,
         fed: &Federation,
@@ -270,7 +265,7 @@ impl Phase2Only {
     }
 }
 
-impl Algorithm for Phase2Only {
+impl WithRandomness for Phase2Only {
     fn kind(&self) -> AlgorithmKind {
         if self.oracle {
             AlgorithmKind::Oracle
@@ -278,12 +273,7 @@ impl Algorithm for Phase2Only {
             AlgorithmKind::Phase2
         }
     }
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.run_with(fed, seed, &Randomness::default(), rec)
-    }
-}
 
-impl WithRandomness for Phase2Only {
     fn run_with(
         &self,
         fed: &Federation,

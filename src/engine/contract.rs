@@ -51,8 +51,13 @@ pub trait Algorithm {
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
 }
 
-/// An algorithm that can run with supplied randomness and say what it would draw.
-pub trait WithRandomness: Algorithm {
+/// An algorithm that can run with supplied randomness and say what it would draw. Its
+/// [`Algorithm`] implementation is this trait's, with nothing supplied (the blanket impl below):
+/// `run(fed, seed, rec)` is `run_with(fed, seed, &Randomness::default(), rec)`.
+pub trait WithRandomness {
+    /// Which algorithm this is.
+    fn kind(&self) -> AlgorithmKind;
+
     /// Run, taking from `given` what it supplies and drawing the rest from `seed`.
     ///
     /// # Errors
@@ -72,4 +77,13 @@ pub trait WithRandomness: Algorithm {
     /// # Errors
     /// As the algorithm's parameter checks.
     fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness>;
+}
+
+impl<T: WithRandomness> Algorithm for T {
+    fn kind(&self) -> AlgorithmKind {
+        WithRandomness::kind(self)
+    }
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        self.run_with(fed, seed, &Randomness::default(), rec)
+    }
 }

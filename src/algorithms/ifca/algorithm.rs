@@ -13,7 +13,7 @@ use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
 use crate::engine::contract::WithRandomness;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{RunOutput, Termination};
 use crate::engine::init::random_init;
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
@@ -385,17 +385,11 @@ impl Ifca {
     }
 }
 
-impl Algorithm for Ifca {
+impl WithRandomness for Ifca {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Ifca
     }
 
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.run_with(fed, seed, &Randomness::default(), rec)
-    }
-}
-
-impl WithRandomness for Ifca {
     fn run_with(
         &self,
         fed: &Federation,
@@ -560,6 +554,7 @@ fn sum_comm(a: Comm, b: Comm) -> Comm {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::engine::contract::Algorithm;
     use crate::engine::local_update::client_gradient;
     use crate::federation::FederationParts;
     use crate::params::RunConfig;

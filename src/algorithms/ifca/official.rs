@@ -32,7 +32,7 @@ use crate::engine::client_pass::training_loss;
 use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Contribution, Replicate, Weight,
 };
-use crate::engine::contract::{Algorithm, RunOutput, Termination, WithRandomness};
+use crate::engine::contract::{RunOutput, Termination, WithRandomness};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Phase, Recorder};
 pub use crate::engine::summary::OfficialVerdict;
@@ -351,17 +351,11 @@ impl IfcaOfficial {
     }
 }
 
-impl Algorithm for IfcaOfficial {
+impl WithRandomness for IfcaOfficial {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::IfcaOfficial
     }
 
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        self.run_with(fed, seed, &Randomness::default(), rec)
-    }
-}
-
-impl WithRandomness for IfcaOfficial {
     fn run_with(
         &self,
         fed: &Federation,
