@@ -48,14 +48,17 @@ fn open(path: &Path, descr: &str, expected: &[Option<usize>]) -> Result<(Vec<u8>
         return Err(FedmixError::MissingFile { path: path.into() });
     }
     let bytes = std::fs::read(path).map_err(|e| FedmixError::io(path, e))?;
-    let shape = check_bytes(path, &bytes, descr, expected)?;
+    let shape = check_bytes(path, &bytes, bytes.len(), descr, expected)?;
     Ok((bytes, shape))
 }
 
-/// Validate in-memory `.npy` bytes (see [`open`]); `path` only names the source in errors.
+/// Validate `.npy` bytes (see [`open`]): `bytes` holds at least the header, `total_len` is the
+/// length of the whole file (so the payload is checked for completeness without being read);
+/// `path` only names the source in errors.
 fn check_bytes(
     path: &Path,
     bytes: &[u8],
+    total_len: usize,
     descr: &str,
     expected: &[Option<usize>],
 ) -> Result<Vec<usize>> {
@@ -99,7 +102,7 @@ fn check_bytes(
     let elems = shape
         .iter()
         .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128));
-    let payload = data_offset(bytes).map(|off| bytes.len().saturating_sub(off) as u128);
+    let payload = data_offset(bytes).map(|off| total_len.saturating_sub(off) as u128);
     match (elems, payload) {
         (Some(e), Some(p)) if e * 8 == p => {}
         (Some(e), Some(p)) if e * 8 < p => {
@@ -157,7 +160,7 @@ pub fn decode_f64(
     bytes: &[u8],
     expected: &[Option<usize>],
 ) -> Result<(Vec<usize>, Vec<f64>)> {
-    let shape = check_bytes(source, bytes, "<f8", expected)?;
+    let shape = check_bytes(source, bytes, bytes.len(), "<f8", expected)?;
     let npy = npyz::NpyFile::new(bytes).map_err(|e| FedmixError::io(source, e))?;
     let data = npy.into_vec::<f64>().map_err(|e| FedmixError::Malformed {
         path: source.into(),
@@ -171,10 +174,50 @@ pub fn decode_f64(
 /// # Errors
 /// [`FedmixError::MissingFile`], [`FedmixError::WrongDtype`], [`FedmixError::ShapeMismatch`],
 /// [`FedmixError::Malformed`].
+///
+/// The file is streamed: its header is read and checked first, then the payload is decoded in
+/// blocks of [`READ_BLOCK`] bytes straight into the result, so the peak memory is the array
+/// itself (not the file's bytes and the array, twice the data).
 pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<f64>)> {
-    let (bytes, _) = open(path, "<f8", expected)?;
-    decode_f64(path, &bytes, expected)
+    use std::io::Read;
+    if !path.exists() {
+        return Err(FedmixError::MissingFile { path: path.into() });
+    }
+    let io = |e: std::io::Error| FedmixError::io(path, e);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let total = usize::try_from(file.metadata().map_err(io)?.len()).unwrap_or(usize::MAX);
+    // Magic, version and header length (12 bytes covers formats 1.0 and 2.0/3.0), then the
+    // header itself; a file too short for either is left to the in-memory checks.
+    let mut head = vec![0u8; 12];
+    let offset = match file.read_exact(&mut head) {
+        Ok(()) => data_offset(&head).filter(|&off| off >= 12 && off <= total),
+        Err(_) => None,
+    };
+    let Some(offset) = offset else {
+        let (bytes, _) = open(path, "<f8", expected)?;
+        return decode_f64(path, &bytes, expected);
+    };
+    head.resize(offset, 0);
+    file.read_exact(&mut head[12..]).map_err(io)?;
+    let shape = check_bytes(path, &head, total, "<f8", expected)?;
+    let mut left = shape.iter().product::<usize>() * 8;
+    let mut data = Vec::with_capacity(left / 8);
+    let mut block = vec![0u8; READ_BLOCK.min(left)];
+    while left > 0 {
+        let n = left.min(READ_BLOCK);
+        file.read_exact(&mut block[..n]).map_err(io)?;
+        data.extend(
+            block[..n]
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+        );
+        left -= n;
+    }
+    Ok((shape, data))
 }
+
+/// Bytes decoded at a time by [`read_f64`] (a multiple of 8).
+const READ_BLOCK: usize = 1 << 16;
 
 /// Read an int64 array; see [`read_f64`].
 ///
@@ -188,4 +231,49 @@ pub fn read_i64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, 
         message: e.to_string(),
     })?;
     Ok((shape, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("fedmix-npy-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn streamed_reads_equal_the_in_memory_decoder_and_refuse_short_files() {
+        // More than one read block, and a length that is not a multiple of it.
+        let (rows, cols) = (3001, 7);
+        let data: Vec<f64> = (0..rows * cols).map(|i| (i as f64).sin() * 1e3).collect();
+        let path = scratch("stream.npy");
+        write_f64(&path, &[rows, cols], &data).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let (shape, read) = read_f64(&path, &[Some(rows), None]).unwrap();
+        assert_eq!(
+            (shape.clone(), read.clone()),
+            decode_f64(&path, &bytes, &[None, None]).unwrap()
+        );
+        assert_eq!((shape, read), (vec![rows, cols], data));
+        // A truncated payload and a trailing byte are refused before any decoding.
+        for (name, body) in [
+            ("short.npy", &bytes[..bytes.len() - 8]),
+            ("long.npy", &[&bytes[..], &[0u8]].concat()[..]),
+        ] {
+            let p = scratch(name);
+            std::fs::write(&p, body).unwrap();
+            let err = read_f64(&p, &[None, None]).unwrap_err().to_string();
+            assert!(
+                err.contains("truncated") || err.contains("trailing"),
+                "{err}"
+            );
+            let _ = std::fs::remove_file(p);
+        }
+        // A file shorter than any header goes through the in-memory checks.
+        let tiny = scratch("tiny.npy");
+        std::fs::write(&tiny, b"\x93NUMPY").unwrap();
+        assert!(read_f64(&tiny, &[None]).is_err());
+        let _ = std::fs::remove_file(tiny);
+        let _ = std::fs::remove_file(path);
+    }
 }
