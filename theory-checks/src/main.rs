@@ -625,9 +625,12 @@ fn write_reports(
          constants that the papers leave unspecified are calibrated on one grid and validated on a \
          disjoint one; slope tolerances are prediction intervals from seeds that are never judged, \
          at a false-failure probability of 1 %/#checks per check. How many master seeds each \
-         check passes: [seed-robustness.md](seed-robustness.md) (`-- --seeds 1..20`); how precisely \
-         each slope is measured and how often it would reject an exponent off by 0.25: \
-         [power.md](power.md) (same run). Statements of the papers without a check, and why: \
+         check passes: [seed-robustness.md](seed-robustness.md) (quick profile, \
+         `-- --seeds 1..20`); how precisely each slope is measured and how often it would reject \
+         an exponent off by 0.25: [power.md](power.md) (same run); both for the rate checks at the \
+         full profile: [full-profile/seed-robustness.md](full-profile/seed-robustness.md) and \
+         [full-profile/power.md](full-profile/power.md) (`-- --profile full --seeds 1..20 --only \
+         … --out docs/theory/full-profile`, resumable with `--resume`). Statements of the papers without a check, and why: \
          [statements.md](statements.md); realistic implementation bugs and the checks that \
          catch them: [../../theory-checks/bugs/RESULTS.md](../../theory-checks/bugs/RESULTS.md); \
          mutation testing (not yet run to a score) and how to run it: [mutants.md](mutants.md).\n\n\
