@@ -24,7 +24,8 @@ pub struct Progress {
     timer: bool,
     started: Instant,
     bar: Option<ProgressBar>,
-    last_line: Mutex<Option<Instant>>,
+    /// When the last plain line was printed, and at which count.
+    last_line: Mutex<Option<(Instant, usize)>>,
 }
 
 impl Progress {
@@ -91,10 +92,12 @@ impl Progress {
             return;
         };
         let finished = self.total.is_some_and(|t| done >= t);
-        if !finished && last.is_some_and(|t| now - t < PLAIN_INTERVAL) {
+        let recent = last.is_some_and(|(t, _)| now - t < PLAIN_INTERVAL);
+        // A finished count is printed once, however often it is reported.
+        if (!finished && recent) || last.is_some_and(|(_, d)| finished && d == done) {
             return;
         }
-        *last = Some(now);
+        *last = Some((now, done));
         eprintln!("{}", self.plain_line(done, label));
     }
 
