@@ -517,6 +517,24 @@ fn robustness_markdown(
          | check | passes / seeds | failing seeds |\n|---|---|---|\n",
         profile_name(profile)
     );
+    // Which binaries computed the outcomes (a resumed run may span commits).
+    let mut commits: Vec<(String, usize)> = Vec::new();
+    for o in table.iter().flat_map(|r| &r.outcomes) {
+        match commits.iter_mut().find(|(c, _)| *c == o.commit) {
+            Some((_, n)) => *n += 1,
+            None => commits.push((o.commit.clone(), 1)),
+        }
+    }
+    if !commits.is_empty() {
+        let list: Vec<String> = commits
+            .iter()
+            .map(|(c, n)| format!("`{c}` ({n})"))
+            .collect();
+        md.insert_str(
+            md.find("\n\n| check").unwrap_or(md.len()),
+            &format!(" (check, seed) outcomes computed by: {}.", list.join(", ")),
+        );
+    }
     for row in table {
         let failing: Vec<String> = row.failing_seeds.iter().map(u64::to_string).collect();
         md.push_str(&format!(
