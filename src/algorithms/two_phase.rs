@@ -1,6 +1,6 @@
 //! The SXY22 two-phase pipeline (Phase 1 FedMD, then Phase 2 FedX + clustering), Phase 2 alone,
-//! and the oracle, behind the [`Algorithm`] trait, each holding its validated parameters
-//! ([`TwoPhaseParams`], [`Phase2OnlyParams`]).
+//! and the oracle, behind the [`Algorithm`](crate::engine::contract::Algorithm) trait, each
+//! holding its validated parameters ([`TwoPhaseParams`], [`Phase2OnlyParams`]).
 //!
 //! Their keys (TOML and `--set`): `eta`, `eta_gamma`, `local_steps`, `local_solver` (`fedavg` |
 //! `fedprox`), `rounds`, `k`, `init_scale` (not the oracle), and for `two-phase` also `phase1_variant`

@@ -176,7 +176,7 @@ pub fn decode_f64(
 /// [`FedmixError::Malformed`].
 ///
 /// The file is streamed: its header is read and checked first, then the payload is decoded in
-/// blocks of [`READ_BLOCK`] bytes straight into the result, so the peak memory is the array
+/// blocks of 64 KiB straight into the result, so the peak memory is the array
 /// itself (not the file's bytes and the array, twice the data).
 pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<f64>)> {
     use std::io::Read;
