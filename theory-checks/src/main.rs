@@ -381,12 +381,13 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
     let mut table: Vec<Robustness> = names
         .iter()
         .map(|name| {
-            let mut outcomes: Vec<SeedOutcome> = kept
+            // Every kept outcome stays in the file, also those outside `a..=b`; the tables
+            // count only the range.
+            let outcomes: Vec<SeedOutcome> = kept
                 .as_mut()
                 .and_then(|f| f.checks.iter_mut().find(|r| &r.name == name))
                 .map(|r| std::mem::take(&mut r.outcomes))
                 .unwrap_or_default();
-            outcomes.retain(|o| (a..=b).contains(&o.seed));
             Robustness {
                 name: name.clone(),
                 passes: 0,
@@ -456,7 +457,11 @@ fn write_robustness(
 ) -> Result<bool, String> {
     for row in table.iter_mut() {
         row.outcomes.sort_by_key(|o| o.seed);
-        let upto: Vec<&SeedOutcome> = row.outcomes.iter().filter(|o| o.seed <= b).collect();
+        let upto: Vec<&SeedOutcome> = row
+            .outcomes
+            .iter()
+            .filter(|o| (a..=b).contains(&o.seed))
+            .collect();
         row.seeds = upto.len();
         row.passes = upto.iter().filter(|o| o.passed).count();
         row.failing_seeds = upto.iter().filter(|o| !o.passed).map(|o| o.seed).collect();
@@ -478,7 +483,7 @@ fn write_robustness(
         .flat_map(|row| {
             row.outcomes
                 .iter()
-                .filter(|o| o.seed <= b)
+                .filter(|o| (a..=b).contains(&o.seed))
                 .map(|o| (row.name.clone(), o.seed, o.slopes.clone()))
         })
         .collect();

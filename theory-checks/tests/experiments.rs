@@ -463,6 +463,24 @@ fn seed_runs_write_after_every_seed_and_resume_the_missing_pairs() {
         );
     }
     assert_eq!(second["checks"][2]["seeds"], 3);
+    // A narrower resumed range computes nothing, counts only its seeds, and keeps the rest.
+    ok(&[
+        "--seeds",
+        "2..3",
+        "--only",
+        checks,
+        "--out",
+        out,
+        "--resume",
+        "--experiments",
+        exp,
+    ]);
+    let third = read();
+    assert_eq!(third["checks"][0]["seeds"], 2);
+    assert_eq!(
+        third["checks"][0]["outcomes"],
+        second["checks"][0]["outcomes"]
+    );
     assert!(std::fs::read_to_string(d.join("power.md")).is_ok());
     // Another profile cannot resume this file.
     let bad = run(&[

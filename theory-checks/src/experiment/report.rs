@@ -61,18 +61,18 @@ pub fn run_experiment(
             secs
         })
     };
+    let line = |ran: usize, skipped: usize| RunLog {
+        commit: build_commit(),
+        shard: shard.into(),
+        ran,
+        skipped,
+        wall_seconds: since_last(),
+        jobs: opts.jobs,
+    };
     let log_error: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let report = experiment::run_plan(plan, work, opts, &|done, _, id| {
         progress.step(done, id);
-        let line = RunLog {
-            commit: build_commit(),
-            shard: shard.into(),
-            ran: 1,
-            skipped: 0,
-            wall_seconds: since_last(),
-            jobs: opts.jobs,
-        };
-        if let Err(e) = append_log(work, &line) {
+        if let Err(e) = append_log(work, &line(1, 0)) {
             if let Ok(mut slot) = log_error.lock() {
                 slot.get_or_insert(e);
             }
@@ -85,17 +85,7 @@ pub fn run_experiment(
     }
     let report = report?;
     if report.ran > 0 {
-        append_log(
-            work,
-            &RunLog {
-                commit: build_commit(),
-                shard: shard.into(),
-                ran: 0,
-                skipped: report.skipped,
-                wall_seconds: since_last(),
-                jobs: opts.jobs,
-            },
-        )?;
+        append_log(work, &line(0, report.skipped))?;
     }
     Ok(report)
 }
