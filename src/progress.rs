@@ -16,12 +16,21 @@ use std::time::{Duration, Instant};
 /// Minimum interval between plain progress lines.
 const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
+/// What a [`Progress`] counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Count {
+    /// Steps out of a known total (bar and ETA).
+    Total(usize),
+    /// Steps, total unknown.
+    Open,
+    /// Nothing: the elapsed time only.
+    Elapsed,
+}
+
 /// A progress display over a number of steps, known (`total`) or not.
 pub struct Progress {
     what: String,
-    total: Option<usize>,
-    /// Elapsed time only (nothing is counted).
-    timer: bool,
+    count: Count,
     started: Instant,
     bar: Option<ProgressBar>,
     /// When the last plain line was printed, and at which count.
@@ -36,26 +45,26 @@ impl Progress {
 
     /// A display of the elapsed time of `what` (nothing counted), updated by `step(0, "")`.
     pub fn timer(what: &str) -> Self {
-        Self::build(what, None, true)
+        Self::build(what, Count::Elapsed)
     }
 
     /// A display named `what` over `total` steps when known (bar and ETA), or a plain counter.
     pub fn with_total(what: &str, total: Option<usize>) -> Self {
-        Self::build(what, total, false)
+        Self::build(what, total.map_or(Count::Open, Count::Total))
     }
 
-    fn build(what: &str, total: Option<usize>, timer: bool) -> Self {
+    fn build(what: &str, count: Count) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
-            let (b, template) = match total {
-                None if timer => (
+            let (b, template) = match count {
+                Count::Elapsed => (
                     ProgressBar::no_length(),
                     "{prefix} {spinner} elapsed {elapsed}",
                 ),
-                Some(t) => (
+                Count::Total(t) => (
                     ProgressBar::new(t as u64),
                     "{prefix} [{bar:30}] {pos}/{len} {wide_msg} elapsed {elapsed} ETA {eta}",
                 ),
-                None => (
+                Count::Open => (
                     ProgressBar::no_length(),
                     "{prefix} {pos} {wide_msg} elapsed {elapsed}",
                 ),
@@ -68,8 +77,7 @@ impl Progress {
         });
         Self {
             what: what.into(),
-            total,
-            timer,
+            count,
             started: Instant::now(),
             bar,
             last_line: Mutex::new(None),
@@ -79,7 +87,7 @@ impl Progress {
     /// `done` steps finished (`label` = what just finished, or the current state).
     pub fn step(&self, done: usize, label: &str) {
         if let Some(b) = &self.bar {
-            if self.timer {
+            if self.count == Count::Elapsed {
                 b.tick();
                 return;
             }
@@ -91,7 +99,7 @@ impl Progress {
         let Ok(mut last) = self.last_line.lock() else {
             return;
         };
-        let finished = self.total.is_some_and(|t| done >= t);
+        let finished = matches!(self.count, Count::Total(t) if done >= t);
         let recent = last.is_some_and(|(t, _)| now - t < PLAIN_INTERVAL);
         // A finished count is printed once, however often it is reported.
         if (!finished && recent) || last.is_some_and(|(_, d)| finished && d == done) {
@@ -104,11 +112,9 @@ impl Progress {
     /// The plain (non-terminal) line for `done` steps.
     fn plain_line(&self, done: usize, label: &str) -> String {
         let elapsed = self.started.elapsed().as_secs_f64();
-        if self.timer {
-            return format!("{}: elapsed {elapsed:.0} s", self.what);
-        }
-        match self.total {
-            Some(total) => {
+        match self.count {
+            Count::Elapsed => format!("{}: elapsed {elapsed:.0} s", self.what),
+            Count::Total(total) => {
                 let eta = if done > 0 {
                     format!(
                         "{:.0} s",
@@ -122,7 +128,7 @@ impl Progress {
                     self.what
                 )
             }
-            None => format!("{}: {done} ({label}) elapsed {elapsed:.0} s", self.what),
+            Count::Open => format!("{}: {done} ({label}) elapsed {elapsed:.0} s", self.what),
         }
     }
 

@@ -171,13 +171,13 @@ pub fn decode_f64(
 
 /// Read a float64 array, checking dtype `<f8`, shape and completeness. Returns shape and data.
 ///
+/// The file is streamed: its header is read and checked first, then the payload is decoded in
+/// blocks of [`READ_BLOCK`] bytes straight into the result, so the peak memory is the array
+/// itself (not the file's bytes and the array, twice the data).
+///
 /// # Errors
 /// [`FedmixError::MissingFile`], [`FedmixError::WrongDtype`], [`FedmixError::ShapeMismatch`],
 /// [`FedmixError::Malformed`].
-///
-/// The file is streamed: its header is read and checked first, then the payload is decoded in
-/// blocks of 64 KiB straight into the result, so the peak memory is the array
-/// itself (not the file's bytes and the array, twice the data).
 pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, Vec<f64>)> {
     use std::io::Read;
     if !path.exists() {
@@ -216,8 +216,8 @@ pub fn read_f64(path: &Path, expected: &[Option<usize>]) -> Result<(Vec<usize>, 
     Ok((shape, data))
 }
 
-/// Bytes decoded at a time by [`read_f64`] (a multiple of 8).
-const READ_BLOCK: usize = 1 << 16;
+/// Bytes decoded at a time by [`read_f64`] (64 KiB, a multiple of 8).
+pub const READ_BLOCK: usize = 1 << 16;
 
 /// Read an int64 array; see [`read_f64`].
 ///
