@@ -5,9 +5,12 @@
 //! Statistic: the largest excess `‖Q_tQ_tᵀ − U₁U₁ᵀ‖ − bound_t` over instances (random
 //! eigenvectors, several gaps, random `Q₀`) and all `t`, against a rounding allowance
 //! `1e−12`. The same bound is checked on the library's federated orthogonal iteration
-//! (SXY22 Algorithm 3, App. D.1) with `Y` held by one client as `a = UΛ`, `b = U`: `2t` of its
+//! (SXY22 Algorithm 3, App. D.1) on `Y = UΛUᵀ`: `2t` of its
 //! half-steps are `t` orthogonal-iteration steps on `YYᵀ = Y²`, whose top-k subspace is `U₁`
-//! and whose gap ratio is `|λ_{k+1}/λ_k|²`, so the bound is `tan(ψ) |λ_{k+1}/λ_k|^{2t}`.
+//! and whose gap ratio is `|λ_{k+1}/λ_k|²`, so the bound is `tan(ψ) |λ_{k+1}/λ_k|^{2t}`. `Y` is
+//! held by four clients with unequal weights `w_i = n_i/N` (Algorithm 3 aggregates `Σ w_i M_i`;
+//! client `c` holds the eigen-columns `j ≡ c mod 4` as `a = (UΛ)_S / w_c`, `b = U_S`), so the
+//! aggregation weights are exercised: a mis-weighted sum iterates on another matrix.
 //!
 //! The bound is loose on these instances (a random `Q₀` makes `tan ψ` large, and the spectrum
 //! below `λ_{k+1}` decays), so an iterate reported one step late would stay under it. Two exact
@@ -37,6 +40,10 @@ use fedmix::linalg::{
 use fedmix::prec::IDENTITY_RTOL;
 use fedmix::rng::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
+
+/// Aggregation weights `n_i / N` of the four clients that hold `Y` in the federated run
+/// (`n = 725, 200, 50, 25`, `N = 1000`).
+const CLIENT_WEIGHTS: [f64; 4] = [0.725, 0.2, 0.05, 0.025];
 
 /// Allowance for rounding in the projector distance (entries O(1), d ≤ 60).
 const ROUNDING: f64 = 1e-12;
@@ -132,14 +139,27 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     figure_bound.push((t as f64, bound.max(1e-17)));
                 }
             }
-            let client = [ClientMoment {
-                a: &u * DMatrix::from_diagonal(&lam),
-                b: u.clone(),
-                weight: 1.0,
-            }];
+            // Y split over four clients with unequal weights w = n_i/N (SXY22 Algorithm 3 sums
+            // w_i M_i): client c holds the eigen-columns j ≡ c (mod 4) as a = (UΛ)_S / w_c,
+            // b = U_S, so that Σ_c w_c a_c b_cᵀ = UΛUᵀ = Y exactly. The weights differ by up to
+            // 29×, so an aggregation that mis-weights the messages iterates on another matrix
+            // whose top-k subspace is not U₁.
+            let ul = &u * DMatrix::from_diagonal(&lam);
+            let clients: Vec<ClientMoment> = CLIENT_WEIGHTS
+                .iter()
+                .enumerate()
+                .map(|(c, &w)| {
+                    let cols: Vec<usize> = (c..d).step_by(CLIENT_WEIGHTS.len()).collect();
+                    ClientMoment {
+                        a: ul.select_columns(&cols) / w,
+                        b: u.select_columns(&cols),
+                        weight: w,
+                    }
+                })
+                .collect();
             for t in 0..=steps {
-                let q = federated_orthogonal_iteration(&client, &q0, 2 * t, &mut Comm::default())
-                    .expect("even step count, one client of height d");
+                let q = federated_orthogonal_iteration(&clients, &q0, 2 * t, &mut Comm::default())
+                    .expect("even step count, clients of height d");
                 let exp = if cfg.sabotage { 4 * t } else { 2 * t } as i32;
                 worst = worst.max(projector_distance(&q, &u1) - tan_psi * rate.powi(exp));
             }
@@ -156,7 +176,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         passed: worst <= ROUNDING && recursion_dev <= IDENTITY_RTOL && power_dev <= IDENTITY_RTOL,
         details: vec![
-            format!("{instances} instances: d = {d}, k = {k}, gap ratios |λ_(k+1)/λ_k| ∈ {ratios:?}, random U and Q₀, t = 0..{steps}; Algorithm 3 (2t half-steps) against rate^(2t)"),
+            format!("{instances} instances: d = {d}, k = {k}, gap ratios |λ_(k+1)/λ_k| ∈ {ratios:?}, random U and Q₀, t = 0..{steps}; Algorithm 3 (2t half-steps, Y split over 4 clients with weights {CLIENT_WEIGHTS:?}) against rate^(2t)"),
             format!("statistic = max over instances and t of (observed − bound); ≤ {ROUNDING:e} passes"),
             format!("recursion YQ_t = Q_(t+1)R_(t+1) (QR, diag R ≥ 0, Q orthonormal) on the reported path, every t: largest relative deviation {recursion_dev:.2e} (allowance {IDENTITY_RTOL:e})"),
             format!("power_iteration(YYᵀ, first column of Q₀, t) = one-column orthogonal iteration at t, t = 0..{steps} (vector and Rayleigh quotient / ‖YYᵀ‖_F): largest deviation {power_dev:.2e} (allowance {IDENTITY_RTOL:e})"),
