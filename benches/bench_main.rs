@@ -17,7 +17,7 @@ use fedmix::metrics::bottleneck_distance;
 use fedmix::params::IfcaOption;
 use fedmix::params::RunConfig;
 use fedmix::params::{Pairing, Phase1Variant};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use std::time::Duration;

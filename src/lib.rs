@@ -11,7 +11,7 @@
 //!
 //! Layers, lowest first (no module imports from a layer above its own; `tests/layering.rs`
 //! enforces it and `docs/ARCHITECTURE.md` draws it): foundation ([`error`], [`prec`] named
-//! tolerances, [`rng`] named seed streams) → numerics ([`linalg`]) → data ([`federation`],
+//! tolerances, [`seed_streams`] named seed streams) → numerics ([`linalg`]) → data ([`federation`],
 //! [`synthetic`] seeded settings of SXY22 App. C.1–C.3, IFCA §6.1 and the authors' code, [`io`])
 //! → measures ([`metrics`]: SXY22 eq. 6 distance, misclustering, the constants of SXY22 §4.2
 //! and Theorem 2) → parameters ([`params`]) → round engine ([`engine`]: client passes, local
@@ -36,7 +36,7 @@ pub mod params;
 pub mod prec;
 pub mod prelude;
 pub mod progress;
-pub mod rng;
 pub mod runner;
+pub mod seed_streams;
 pub mod synthetic;
 pub mod validate;

@@ -3,7 +3,7 @@
 //! and top-k singular subspaces by direct SVD.
 
 use crate::error::{FedmixError, Result};
-use crate::rng::Rng;
+use crate::seed_streams::Rng;
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -368,7 +368,7 @@ pub fn projector_distance(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{stream, Purpose};
+    use crate::seed_streams::{stream, Purpose};
 
     #[test]
     fn random_frame_is_orthonormal() {

@@ -8,14 +8,14 @@
 //! code); for `bernoulli-rescaled` the target norm `‖θ*_j‖ = R` (IFCA §6.1)), and the knobs listed
 //! in [`PARAMETERS`].
 //!
-//! Randomness comes from the named streams of [`crate::rng`]: `θ*` (ThetaStar), labels (Labels),
+//! Randomness comes from the named streams of [`crate::seed_streams`]: `θ*` (ThetaStar), labels (Labels),
 //! sizes (Sizes), per-cluster covariances (Covariance), and per client `i` its features
 //! (Features, i) and noise (Noise, i), plus held-out (TestFeatures, i)/(TestNoise, i). Changing σ
 //! leaves features and labels untouched; adding clients leaves existing clients untouched.
 
 use crate::error::{FedmixError, Result};
 use crate::federation::{Federation, FederationParts};
-use crate::rng::{stream, Purpose, Rng};
+use crate::seed_streams::{stream, Purpose, Rng};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal, Zipf};

@@ -197,7 +197,7 @@ fn same_seed_gives_identical_federation_and_files() {
 
 /// The first values of `sxy-balanced`, seed 1, pinned by bit pattern. These are the values
 /// produced by this implementation at the commit that introduced this test (ChaCha8 stream
-/// layout of `src/rng.rs`: `seed_from_u64(seed)` + `set_stream((purpose << 40) | index)`,
+/// layout of `src/seed_streams.rs`: `seed_from_u64(seed)` + `set_stream((purpose << 40) | index)`,
 /// `StandardNormal` from rand_distr 0.6, labels by inverse CDF of `random::<f64>()`). A failure
 /// means the RNG, a dependency or the generation algorithm changed what a seed produces; if
 /// that is intended, say so in the changelog and update the values.

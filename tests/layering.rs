@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first: (name, top-level modules of `src/`).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("foundation", &["error", "prec", "rng", "progress"]),
+    ("foundation", &["error", "prec", "seed_streams", "progress"]),
     ("numerics", &["linalg"]),
     ("data", &["federation", "synthetic", "io"]),
     ("measures", &["metrics"]),

@@ -22,7 +22,7 @@ use fedmix::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
 use fedmix::params::IfcaOption;
 use fedmix::params::RunConfig;
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rand::RngExt;

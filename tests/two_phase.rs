@@ -18,7 +18,7 @@ use fedmix::params::RunConfig;
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::prec::IDENTITY_RTOL;
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use proptest::prelude::*;

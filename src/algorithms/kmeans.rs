@@ -17,7 +17,7 @@
 
 use crate::error::{FedmixError, Result};
 use crate::metrics::argmin;
-use crate::rng::{stream, Purpose, Rng};
+use crate::seed_streams::{stream, Purpose, Rng};
 use nalgebra::DMatrix;
 use rand::RngExt;
 use serde::Serialize;

@@ -150,7 +150,7 @@ mod tests {
     /// Gaussian features and responses (full rank with probability 1).
     fn det(d: usize, n: usize, seed: u64) -> (DMatrix<f64>, DVector<f64>) {
         use rand::RngExt;
-        let mut rng = crate::rng::stream(seed, crate::rng::Purpose::Replicate, 0);
+        let mut rng = crate::seed_streams::stream(seed, crate::seed_streams::Purpose::Replicate, 0);
         let mut g = || rng.sample::<f64, _>(rand_distr::StandardNormal);
         let x = DMatrix::from_fn(d, n, |_, _| g());
         let y = DVector::from_fn(n, |_, _| g());

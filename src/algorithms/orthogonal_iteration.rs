@@ -116,7 +116,7 @@ pub fn federated_orthogonal_iteration(
 mod tests {
     use super::*;
     use crate::linalg::random_orthonormal;
-    use crate::rng::{stream, Purpose};
+    use crate::seed_streams::{stream, Purpose};
     use rand::RngExt;
 
     #[test]

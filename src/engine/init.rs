@@ -3,7 +3,7 @@
 
 use crate::engine::randomness::Supplied;
 use crate::error::{FedmixError, Result};
-use crate::rng::{stream, Purpose};
+use crate::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;

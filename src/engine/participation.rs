@@ -7,7 +7,7 @@
 
 use crate::error::{FedmixError, Result};
 use crate::params::{MAX_RESTARTS, MAX_ROUNDS};
-use crate::rng::{stream, Purpose};
+use crate::seed_streams::{stream, Purpose};
 use rand::RngExt;
 
 /// `|M_t| = ⌈fraction · M⌉` (at least one client; all of them when `fraction = 1`).

@@ -7,7 +7,7 @@ use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::linalg::random_orthonormal;
 use crate::params::{FedMdParams, Phase1Variant, SubspaceMethod};
-use crate::rng::{stream, Purpose, Rng};
+use crate::seed_streams::{stream, Purpose, Rng};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;

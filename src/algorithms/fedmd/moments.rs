@@ -262,7 +262,7 @@ pub fn subspace_basis(
 mod tests {
     use super::*;
     use crate::federation::FederationParts;
-    use crate::rng::{stream, Purpose};
+    use crate::seed_streams::{stream, Purpose};
     use rand_distr::{Distribution, StandardNormal};
 
     /// The blocked `ẼẼᵀ` of [`subspace_matrix`] equals the product of the whole `Ẽ` bit for

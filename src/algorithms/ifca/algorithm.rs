@@ -24,7 +24,7 @@ use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
 use crate::params::{LocalSolver, Phase2Params};
-use crate::rng::{stream, Purpose};
+use crate::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
 

@@ -38,7 +38,7 @@ use fedmix::linalg::{
     orthogonal_iteration_path, power_iteration, projector_distance, random_orthonormal,
 };
 use fedmix::prec::IDENTITY_RTOL;
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
 /// Aggregation weights `n_i / N` of the four clients that hold `Y` in the federated run

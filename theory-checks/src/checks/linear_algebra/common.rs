@@ -5,14 +5,14 @@
 //! Decision: the fedmix generator ([`fedmix::synthetic`]) keeps its diagonal covariances `Σ_j`
 //! private, and Lemma 3 / Lemma 6 / Prop. 1 need them for `E Y`. The model here draws the same
 //! law (`θ*_j ~ N(0, r² I/d)`, `Σ_j = diag(c_j)` with `c_j ~ U[α, β]^d`, `x ~ N(0, Σ_{z})`,
-//! `y = ⟨x, θ*_z⟩ + σ N(0, 1)`) from the named [`fedmix::rng`] streams and returns an ordinary
+//! `y = ⟨x, θ*_z⟩ + σ N(0, 1)`) from the named [`fedmix::seed_streams`] streams and returns an ordinary
 //! validated [`Federation`], on which the library's moment code runs unchanged.
 
 use crate::framework::{Series, Side, SlopeFit};
 use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::federation::{Federation, FederationParts};
 use fedmix::params::Pairing;
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;

@@ -33,7 +33,7 @@
 use super::common::{line, markers, slope_fit, spectral_norm, Mixture};
 use crate::framework::{calibrate_then_validate, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::residual_moments;
-use fedmix::rng::{child_seed, stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -64,7 +64,7 @@ fn shape(n: usize, d: usize, delta: f64) -> f64 {
 }
 
 /// `d × N` columns `(g h) x` from `rng`.
-fn product_vectors(d: usize, n: usize, rng: &mut fedmix::rng::Rng) -> DMatrix<f64> {
+fn product_vectors(d: usize, n: usize, rng: &mut fedmix::seed_streams::Rng) -> DMatrix<f64> {
     let mut a = DMatrix::zeros(d, n);
     for mut col in a.column_iter_mut() {
         let s: f64 = rng.sample::<f64, _>(StandardNormal) * rng.sample::<f64, _>(StandardNormal);

@@ -25,7 +25,7 @@ use crate::framework::{
     SlopeFit,
 };
 use fedmix::linalg::random_orthonormal;
-use fedmix::rng::{child_seed, stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 
 /// `ε` grid (two orders of magnitude).
 const EPSILONS: [f64; 7] = [0.3, 0.14, 0.065, 0.03, 0.014, 0.0065, 0.003];

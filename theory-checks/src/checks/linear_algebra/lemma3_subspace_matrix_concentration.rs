@@ -61,7 +61,7 @@ use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::params::Pairing;
 use fedmix::prec::IDENTITY_RTOL;
-use fedmix::rng::child_seed;
+use fedmix::seed_streams::child_seed;
 use nalgebra::DMatrix;
 
 /// Quantile level over replicates.

@@ -46,7 +46,7 @@
 use super::common::{line, markers, slope_fit};
 use crate::framework::{CheckConfig, CheckRecord, Figure};
 use fedmix::linalg::{orthogonal_iteration_path, random_orthonormal};
-use fedmix::rng::{child_seed, stream, Purpose, Rng};
+use fedmix::seed_streams::{child_seed, stream, Purpose, Rng};
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand::RngExt;
 

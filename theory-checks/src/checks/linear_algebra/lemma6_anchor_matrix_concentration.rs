@@ -55,7 +55,7 @@ use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::{pair_moments, residual_moments};
 use fedmix::linalg::random_orthonormal;
 use fedmix::params::Pairing;
-use fedmix::rng::{child_seed, stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
 /// Quantile level over replicates.

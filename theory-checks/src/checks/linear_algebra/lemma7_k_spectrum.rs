@@ -38,7 +38,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::{gamma, kappa_fedavg, kappa_fedprox};
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::child_seed;
+use fedmix::seed_streams::child_seed;
 use nalgebra::{DMatrix, SymmetricEigen};
 
 /// Relative rounding allowance of the deterministic sandwich.

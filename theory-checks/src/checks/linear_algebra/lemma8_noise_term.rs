@@ -30,7 +30,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::gamma;
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::{child_seed, stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DVector, SymmetricEigen};
 use rand::RngExt;

@@ -59,7 +59,7 @@ use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::federation::Federation;
 use fedmix::linalg::top_k_left_singular;
 use fedmix::prec::IDENTITY_RTOL;
-use fedmix::rng::child_seed;
+use fedmix::seed_streams::child_seed;
 use nalgebra::{DMatrix, DVector};
 
 /// Quantile level over replicates.

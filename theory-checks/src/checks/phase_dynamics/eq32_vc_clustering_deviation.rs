@@ -53,7 +53,7 @@ use crate::framework::{
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use fedmix::metrics::chi2;
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rand::RngExt;

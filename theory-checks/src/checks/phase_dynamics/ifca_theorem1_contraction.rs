@@ -58,7 +58,7 @@ use fedmix::algorithms::ifca::{ifca_round, IfcaParams};
 use fedmix::federation::Federation;
 use fedmix::params::{IfcaOption, InitDist};
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 
 /// Safety factor on the calibrated constants (`c` is divided by it, `C₂` multiplied).

@@ -15,7 +15,7 @@
 use crate::framework::{
     calibrate_then_validate, geomspace, CheckConfig, CheckRecord, Figure, Series,
 };
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::RngExt;
 use rand_distr::StandardNormal;

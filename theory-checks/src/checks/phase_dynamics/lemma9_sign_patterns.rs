@@ -22,7 +22,7 @@
 
 use super::support::child;
 use crate::framework::{loglog_fit, CheckConfig, CheckRecord, Figure, Series};
-use fedmix::rng::{stream, Purpose, Rng};
+use fedmix::seed_streams::{stream, Purpose, Rng};
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;

@@ -42,7 +42,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{power_iteration, top_k_left_singular};
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -133,7 +133,7 @@ fn xi(dim: f64, count: f64, log_n: f64) -> f64 {
 
 /// A start: half near a random centre at a log-uniform radius in `[0.05, 3]Δ`, half uniform
 /// in the ball of radius `2 max_j ‖θ*_j‖`.
-fn start(mix: &Mixture, sep: f64, rng: &mut fedmix::rng::Rng, s: usize) -> DVector<f64> {
+fn start(mix: &Mixture, sep: f64, rng: &mut fedmix::seed_streams::Rng, s: usize) -> DVector<f64> {
     let d = mix.d();
     let dir = random_unit(d, rng);
     if s % 2 == 0 {

@@ -9,7 +9,7 @@
 //! untouched). Every seed is derived from the check's master seed with [`child`].
 
 use fedmix::federation::{Federation, FederationParts};
-use fedmix::rng::{child_seed, stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -139,7 +139,7 @@ impl Mixture {
 }
 
 /// A unit vector uniform on the sphere in `R^d`, from `rng`.
-pub fn random_unit(d: usize, rng: &mut fedmix::rng::Rng) -> DVector<f64> {
+pub fn random_unit(d: usize, rng: &mut fedmix::seed_streams::Rng) -> DVector<f64> {
     let v = DVector::from_fn(d, |_, _| rng.sample::<f64, _>(StandardNormal));
     let n = v.norm();
     v / n

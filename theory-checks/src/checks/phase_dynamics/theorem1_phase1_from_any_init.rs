@@ -37,7 +37,7 @@ use fedmix::algorithms::fedmd::run_fedmd;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, separation};
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
 /// ε of the claim (Theorem 1: ε ∈ (0, 1/4)).

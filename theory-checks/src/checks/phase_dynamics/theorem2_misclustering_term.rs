@@ -47,7 +47,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma};
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;

@@ -48,7 +48,7 @@ use fedmix::algorithms::fedx_clustering::phase2_round;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma, kappa_fedavg};
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::rng::{stream, Purpose};
+use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 
 /// Safety factor on c (c is divided by it).
