@@ -12,7 +12,7 @@ use fedmix::algorithms::orthogonal_iteration::federated_orthogonal_iteration;
 use fedmix::engine::init::random_init;
 use fedmix::engine::recorder::{Comm, Recorder};
 use fedmix::federation::Federation;
-use fedmix::linalg::random_orthonormal;
+use fedmix::linalg::{columns_operand, gemm_batched, random_orthonormal, Batched};
 use fedmix::metrics::bottleneck_distance;
 use fedmix::params::IfcaOption;
 use fedmix::params::RunConfig;
@@ -166,8 +166,48 @@ fn bench_metrics(c: &mut Criterion) {
     g.finish();
 }
 
+/// The narrow products of a client pass (`d = 1000`, `n_i = 100`): `gemm_batched` (the unpacked
+/// AVX2 kernel of `fedmix-kernels` where the CPU has it) against nalgebra's `gemm`
+/// (matrixmultiply, which packs both operands) on the same operands — same bits, see
+/// `tests/replicates.rs`. Rows: `k` models (padded to 6) times a client's features; Cols: a
+/// client's features times `k` residual columns.
+fn bench_narrow_products(c: &mut Criterion) {
+    let mut g = quick(c, "narrow_products");
+    let mut rng = stream(3, Purpose::Sampling, 0);
+    let mut random = |r: usize, c: usize| {
+        DMatrix::from_fn(r, c, |_, _| rand::RngExt::random::<f64>(&mut rng) - 0.5)
+    };
+    let (d, n) = (1000, 100);
+    for (label, m, k, cols, batched) in [
+        ("rows_6x1000x100", 6, d, n, Batched::Rows),
+        ("rows_60x1000x100", 60, d, n, Batched::Rows),
+        ("cols_1000x100x6", d, n, 6, Batched::Cols),
+        ("cols_1000x100x30", d, n, 30, Batched::Cols),
+    ] {
+        let a = random(m, k);
+        let b = random(k, cols);
+        let mut out = DMatrix::zeros(m, cols);
+        g.bench_function(BenchmarkId::new("gemm_batched", label), |bch| {
+            bch.iter(|| {
+                gemm_batched(
+                    out.as_mut_slice(),
+                    columns_operand(&a, 0, k),
+                    columns_operand(&b, 0, cols),
+                    batched,
+                    usize::MAX,
+                )
+            })
+        });
+        g.bench_function(BenchmarkId::new("nalgebra_gemm", label), |bch| {
+            bch.iter(|| out.gemm(1.0, &a, &b, 0.0))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    bench_narrow_products,
     bench_ifca,
     bench_replicates,
     bench_phase2,

@@ -24,12 +24,38 @@ pub enum Batched {
     Cols,
 }
 
-/// `c ← a · b` (α = 1, β = 0) such that **each entry `c_ij` is a function of row `i` of `a` and
-/// column `j` of `b` alone, bit for bit**: batching more rows into `a` or columns into `b` never
-/// changes an entry. This is what makes batched replicates identical to single runs
-/// ([`crate::engine::client_pass`]). Operands must be contiguous column-major (nalgebra 0.35's
-/// `gemv` fallback writes out of bounds for row-strided views: its `axcpy` takes the underlying
-/// slice length for the element count).
+pub use fedmix_kernels::Operand;
+
+/// Largest narrow side (rows of `a` or columns of `b`) of a product that [`gemm_batched`] hands
+/// to the unpacked kernel rather than to matrixmultiply: one 8-row tile.
+const NARROW: usize = 8;
+
+/// Columns `start..start + cols` of a column-major matrix as a product operand (one contiguous
+/// block of its storage).
+pub fn columns_operand(m: &DMatrix<f64>, start: usize, cols: usize) -> Operand<'_> {
+    let rows = m.nrows();
+    Operand {
+        data: &m.as_slice()[start * rows..(start + cols) * rows],
+        rows,
+        cols,
+        ld: rows.max(1),
+    }
+}
+
+/// The first `rows × cols` entries of a column-major slice as a product operand.
+pub fn slice_operand(data: &[f64], rows: usize, cols: usize) -> Operand<'_> {
+    Operand {
+        data: &data[..rows * cols],
+        rows,
+        cols,
+        ld: rows.max(1),
+    }
+}
+
+/// `c ← a · b` (`c`: `a.rows × b.cols`, column-major, leading dimension `a.rows`) such that
+/// **each entry `c_ij` is a function of row `i` of `a` and column `j` of `b` alone, bit for
+/// bit**: batching more rows into `a` or columns into `b` never changes an entry. This is what
+/// makes batched replicates identical to single runs ([`crate::engine::client_pass`]).
 ///
 /// Why it holds: in matrixmultiply 0.3 every entry of `c` is one fused (or, without FMA, one
 /// multiply-then-add) accumulation over the inner dimension in a fixed order — blocks of `kc`
@@ -40,24 +66,57 @@ pub enum Batched {
 /// dimension in order, column by column. `tests/replicates.rs` checks the property on both
 /// paths.
 ///
+/// Speed: where nalgebra would call matrixmultiply and the CPU has AVX2 and FMA, the product
+/// is computed by [`fedmix_kernels::matmul`] instead — the same expression for every entry,
+/// hence the same bits (its tests compare the two bitwise), without matrixmultiply's copying
+/// of both operands into packed panels, which dominated the narrow products of a client pass.
+///
+/// Only the first `live` entries of the batched dimension are needed (the rest is the zero
+/// padding up to [`GEMM_MIN_BATCH`]): the kernel computes those and sets the others to zero;
+/// matrixmultiply computes all (a padded entry is `0 · x`, zero for finite data). A live entry
+/// is the same number either way.
+///
 /// # Panics
 /// When the batched dimension has fewer than [`GEMM_MIN_BATCH`] entries (pad with zeros) or the
 /// shapes do not match.
-pub fn gemm_batched(
-    c: &mut nalgebra::DMatrixViewMut<'_, f64>,
-    a: &nalgebra::DMatrixView<'_, f64>,
-    b: &nalgebra::DMatrixView<'_, f64>,
-    batched: Batched,
-) {
+pub fn gemm_batched(c: &mut [f64], a: Operand<'_>, b: Operand<'_>, batched: Batched, live: usize) {
+    let (m, n) = (a.rows, b.cols);
     let size = match batched {
-        Batched::Rows => c.nrows(),
-        Batched::Cols => c.ncols(),
+        Batched::Rows => m,
+        Batched::Cols => n,
     };
     assert!(
         size >= GEMM_MIN_BATCH,
         "gemm_batched needs at least {GEMM_MIN_BATCH} batched {batched:?}, got {size}"
     );
-    c.gemm(1.0, a, b, 0.0);
+    // nalgebra 0.35 (`gemm_uninit`) calls matrixmultiply when C and A both have more than 5
+    // rows and 5 columns; only then is the kernel's result the one nalgebra would give.
+    let via_matrixmultiply = m > 5 && n > 5 && a.cols > 5;
+    // The kernel wins where one side is a single tile (measured in `benches/bench_main.rs`,
+    // `narrow_products`: 1.7× at 6 × 1000 × 100, 1.2× at 1000 × 100 × 6); with 60 rows
+    // matrixmultiply's packed panels are faster.
+    let narrow = m <= NARROW || n <= NARROW;
+    if via_matrixmultiply && narrow && fedmix_kernels::available() {
+        let live = live.min(size);
+        let ldc = m.max(1);
+        match batched {
+            Batched::Rows => {
+                fedmix_kernels::matmul(Operand { rows: live, ..a }, b, c, ldc);
+                for col in c[..m * n].chunks_mut(ldc) {
+                    col[live..].fill(0.0);
+                }
+            }
+            Batched::Cols => {
+                fedmix_kernels::matmul(a, Operand { cols: live, ..b }, c, ldc);
+                c[live * m..m * n].fill(0.0);
+            }
+        }
+        return;
+    }
+    let av = nalgebra::DMatrixView::from_slice_with_strides(a.data, a.rows, a.cols, 1, a.ld);
+    let bv = nalgebra::DMatrixView::from_slice_with_strides(b.data, b.rows, b.cols, 1, b.ld);
+    let mut cv = nalgebra::DMatrixViewMut::from_slice(&mut c[..m * n], m, n);
+    cv.gemm(1.0, &av, &bv, 0.0);
 }
 
 /// Thin QR `A = QR` with the signs fixed so that `diag(R) ≥ 0` (unique for full-rank `A`).

@@ -18,7 +18,7 @@ use fedmix::engine::contract::Algorithm;
 use fedmix::engine::init::random_init;
 use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
-use fedmix::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
+use fedmix::linalg::{columns_operand, gemm_batched, Batched, GEMM_MIN_BATCH};
 use fedmix::params::IfcaOption;
 use fedmix::params::RunConfig;
 use fedmix::params::{LocalSolver, Phase2Params};
@@ -47,8 +47,81 @@ fn bits(m: &DMatrix<f64>) -> Vec<u64> {
 /// `a · b` through `gemm_batched`.
 fn product(a: &DMatrix<f64>, b: &DMatrix<f64>, batched: Batched) -> DMatrix<f64> {
     let mut c = DMatrix::zeros(a.nrows(), b.ncols());
-    gemm_batched(&mut c.as_view_mut(), &a.as_view(), &b.as_view(), batched);
+    gemm_batched(
+        c.as_mut_slice(),
+        columns_operand(a, 0, a.ncols()),
+        columns_operand(b, 0, b.ncols()),
+        batched,
+        usize::MAX,
+    );
     c
+}
+
+/// `a · b` as nalgebra computes it (matrixmultiply, or its `gemv` path for small shapes).
+fn nalgebra_product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut c = DMatrix::zeros(a.nrows(), b.ncols());
+    c.gemm(1.0, a, b, 0.0);
+    c
+}
+
+#[test]
+fn gemm_batched_gives_nalgebras_bits() {
+    // The unpacked kernel (when the CPU has AVX2 + FMA) must reproduce matrixmultiply's
+    // accumulation order exactly; shapes across its 8 × 4 tiles and 256-blocks, and the small
+    // shapes that take nalgebra's own path.
+    for (case, &(m, k, n)) in [
+        (6, 1000, 100),
+        (60, 1000, 37),
+        (1000, 100, 6),
+        (1003, 257, 30),
+        (7, 6, 9),
+        (6, 3, 40),
+        (9, 600, 6),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = random(m, k, 500 + case as u64);
+        let b = random(k, n, 600 + case as u64);
+        let batched = if m <= n { Batched::Rows } else { Batched::Cols };
+        let full = product(&a, &b, batched);
+        assert_eq!(
+            bits(&full),
+            bits(&nalgebra_product(&a, &b)),
+            "m {m}, k {k}, n {n}"
+        );
+        // Only the first two batched entries live: the same bits there, zeros after.
+        let mut c = DMatrix::from_element(m, n, f64::NAN);
+        gemm_batched(
+            c.as_mut_slice(),
+            columns_operand(&a, 0, k),
+            columns_operand(&b, 0, n),
+            batched,
+            2,
+        );
+        let (live, dead, dead_full) = match batched {
+            Batched::Rows => (
+                full.rows(0, 2).clone_owned(),
+                c.rows(2, m - 2).clone_owned(),
+                full.rows(2, m - 2).clone_owned(),
+            ),
+            Batched::Cols => (
+                full.columns(0, 2).clone_owned(),
+                c.columns(2, n - 2).clone_owned(),
+                full.columns(2, n - 2).clone_owned(),
+            ),
+        };
+        let got = match batched {
+            Batched::Rows => c.rows(0, 2).clone_owned(),
+            Batched::Cols => c.columns(0, 2).clone_owned(),
+        };
+        assert_eq!(bits(&got), bits(&live), "live entries, m {m}, k {k}, n {n}");
+        // The other entries: zero on the kernel's path, computed in full on matrixmultiply's.
+        assert!(
+            dead.iter().all(|v| *v == 0.0) || bits(&dead) == bits(&dead_full),
+            "m {m}, k {k}, n {n}"
+        );
+    }
 }
 
 fn col_bits(m: &DMatrix<f64>, j: usize) -> Vec<u64> {

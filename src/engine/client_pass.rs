@@ -37,7 +37,7 @@
 use crate::engine::local_update::{client_update, ProxFactor};
 
 use crate::federation::Federation;
-use crate::linalg::{gemm_batched, Batched, GEMM_MIN_BATCH};
+use crate::linalg::{columns_operand, gemm_batched, slice_operand, Batched, GEMM_MIN_BATCH};
 use crate::params::{LocalSolver, Phase2Params};
 use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, DVectorView};
 use rayon::prelude::*;
@@ -416,9 +416,14 @@ fn chunk_predictions(
     let samples = fed.offsets()[clients.end] - start;
     let height = stacked.nrows();
     s.pred.resize(height * samples, 0.0);
-    let mut pred = DMatrixViewMut::from_slice(&mut s.pred[..height * samples], height, samples);
-    let x = fed.features().columns(start, samples);
-    gemm_batched(&mut pred, &stacked.as_view(), &x, Batched::Rows);
+    let live = reps.iter().map(|r| r.theta.ncols()).sum();
+    gemm_batched(
+        &mut s.pred[..height * samples],
+        columns_operand(stacked, 0, stacked.ncols()),
+        columns_operand(fed.features(), start, samples),
+        Batched::Rows,
+        live,
+    );
 }
 
 /// Where a client's results go: its choice per replicate, the chunk's loss partial sums and
@@ -517,9 +522,14 @@ fn gradient_group(
     let (n, d) = (fed.n(i), fed.d());
     let width = s.start_group(Group::Gradient, fed, i, (offs, height), labels);
     let group = &s.gradient_reps;
-    let res = DMatrixView::from_slice(&s.res[..n * width], n, width);
-    let mut grad = DMatrixViewMut::from_slice(&mut s.grad[..d * width], d, width);
-    gemm_batched(&mut grad, &fed.x(i), &res, Batched::Cols);
+    gemm_batched(
+        &mut s.grad[..d * width],
+        columns_operand(fed.features(), fed.offsets()[i], n),
+        slice_operand(&s.res, n, width),
+        Batched::Cols,
+        group.len(),
+    );
+    let grad = DMatrixView::from_slice(&s.grad[..d * width], d, width);
     for (a, &b) in group.iter().enumerate() {
         let w = reps[b].weight.of(fed, i);
         acc.column_mut(offs[b] + labels[b])
@@ -564,8 +574,13 @@ fn fedavg_group(
             // R = (T_activeᵀ φ_iᵀ)ᵀ − y: models as rows, as in the choice pass.
             let mut tht = DMatrixViewMut::from_slice(&mut s.tht[..cols * d], cols, d);
             tht.tr_copy_from(&th.columns(0, cols));
-            let mut out = DMatrixViewMut::from_slice(&mut s.out[..cols * n], cols, n);
-            gemm_batched(&mut out, &tht.as_view(), &fed.x(i), Batched::Rows);
+            gemm_batched(
+                &mut s.out[..cols * n],
+                slice_operand(&s.tht, cols, d),
+                columns_operand(fed.features(), fed.offsets()[i], n),
+                Batched::Rows,
+                active,
+            );
             residuals_from_rows(
                 &s.out[..cols * n],
                 cols,
@@ -574,9 +589,14 @@ fn fedavg_group(
                 &mut s.res[..n * cols],
             );
         }
-        let res = DMatrixView::from_slice(&s.res[..n * cols], n, cols);
-        let mut grad = DMatrixViewMut::from_slice(&mut s.grad[..d * cols], d, cols);
-        gemm_batched(&mut grad, &fed.x(i), &res, Batched::Cols);
+        gemm_batched(
+            &mut s.grad[..d * cols],
+            columns_operand(fed.features(), fed.offsets()[i], n),
+            slice_operand(&s.res, n, cols),
+            Batched::Cols,
+            active,
+        );
+        let grad = DMatrixView::from_slice(&s.grad[..d * cols], d, cols);
         for (a, &b) in group.iter().enumerate().take(active) {
             let c = params(b).0 / n as f64;
             th.column_mut(a).axpy(-c, &grad.column(a), 1.0);

@@ -1,0 +1,370 @@
+//! Matrix-product kernels for the narrow products of federated learning's client passes,
+//! **bit-identical to matrixmultiply 0.3's `dgemm`** (the product nalgebra uses), without its
+//! packing.
+//!
+//! A client pass multiplies a client's feature block (`d × n_i`) by a few models or residual
+//! columns. matrixmultiply copies ("packs") both operands into aligned panels before every
+//! product; when one dimension is a handful of models the copy costs as much as the arithmetic
+//! (measured: 40–60 % of a round's time in `pack_avx2` at `d = 1000`). [`matmul`] computes the
+//! same product straight from the column-major operands: a tile of 8 rows × up to 4 columns of
+//! `C` is held in AVX2 registers while the inner dimension streams past.
+//!
+//! **The same bits as matrixmultiply.** matrixmultiply 0.3 with its AVX2 + FMA kernel (the one it
+//! selects at run time when the CPU has both features) computes every entry of `C` as blocks of
+//! [`KC`] = 256 consecutive inner indices, each block one fused-multiply-add chain started from
+//! zero (`ab ← fma(a_p, b_p, ab)`, `p` ascending), the blocks added to `C` in order (the first
+//! block stored with `β = 0`, the later ones as `c + ab`). [`matmul`] evaluates exactly that
+//! expression for every entry, so its result equals nalgebra's `gemm(1.0, a, b, 0.0)` bit for
+//! bit whenever nalgebra hands the product to matrixmultiply — and, like it, an entry depends
+//! only on its own row of `A` and column of `B`. Where the CPU lacks AVX2 or FMA (matrixmultiply
+//! then runs another kernel), [`matmul`] declines and the caller falls back to nalgebra, so the
+//! result is matrixmultiply's everywhere. The unit tests compare the two bitwise over shapes
+//! that cover every tail (rows mod 8, columns mod 4, inner dimension across block boundaries).
+
+#![deny(missing_docs)]
+
+/// matrixmultiply 0.3's `D_KC`: the inner dimension is accumulated in blocks of this many
+/// indices (its default; the `MATMUL_DGEMM_KC` build-time override is not supported).
+pub const KC: usize = 256;
+
+/// Whether [`matmul`] runs on this CPU (x86-64 with AVX2 and FMA, as matrixmultiply's
+/// `KernelFmaAvx2`).
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// A column-major matrix operand: `rows × cols`, entry `(r, c)` at `data[c * ld + r]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    /// The entries.
+    pub data: &'a [f64],
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Leading dimension (distance between columns), `≥ rows`.
+    pub ld: usize,
+}
+
+impl Operand<'_> {
+    fn check(&self, what: &str) {
+        assert!(
+            self.ld >= self.rows.max(1),
+            "{what}: leading dimension below rows"
+        );
+        if self.rows > 0 && self.cols > 0 {
+            assert!(
+                self.data.len() >= (self.cols - 1) * self.ld + self.rows,
+                "{what}: slice too short for its shape"
+            );
+        }
+    }
+}
+
+/// `C ← A·B` (`A`: `m × k`, `B`: `k × n`, `C`: `m × n`, all column-major), each entry computed
+/// as matrixmultiply's AVX2 + FMA kernel computes it (module docs). Returns `false`, leaving
+/// `C` untouched, when the CPU lacks AVX2 or FMA; the caller then uses nalgebra's `gemm`,
+/// which gives the same bits.
+///
+/// # Panics
+/// When the shapes do not match or a slice is shorter than its shape and leading dimension.
+pub fn matmul(a: Operand<'_>, b: Operand<'_>, c: &mut [f64], ldc: usize) -> bool {
+    a.check("A");
+    b.check("B");
+    assert_eq!(a.cols, b.rows, "inner dimensions differ");
+    let (m, n) = (a.rows, b.cols);
+    assert!(ldc >= m.max(1), "C: leading dimension below rows");
+    if m > 0 && n > 0 {
+        assert!(
+            c.len() >= (n - 1) * ldc + m,
+            "C: slice too short for its shape"
+        );
+    }
+    if !available() {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 and FMA (checked above), and every access of the kernel stays
+    // inside the shapes asserted above (see `avx2::matmul`).
+    unsafe {
+        avx2::matmul(a, b, c, ldc);
+    }
+    true
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Operand, KC};
+    use std::arch::x86_64::*;
+
+    /// Rows of a tile (two 4-lane registers).
+    const MR: usize = 8;
+    /// Largest number of columns of a tile.
+    const NR: usize = 4;
+
+    /// Lane masks selecting the first `valid` lanes of the two registers of a row block.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn masks(valid: usize) -> (__m256i, __m256i) {
+        let lane = |i: usize| if i < valid { -1i64 } else { 0 };
+        (
+            _mm256_setr_epi64x(lane(0), lane(1), lane(2), lane(3)),
+            _mm256_setr_epi64x(lane(4), lane(5), lane(6), lane(7)),
+        )
+    }
+
+    /// Tiles of `C`: row blocks of [`MR`] (the last one masked) by column blocks of up to
+    /// [`NR`]. The larger operand is streamed once: when `A` is larger the row blocks are the
+    /// outer loop (a row block of `A` stays in L1 while the columns of `B` pass), otherwise the
+    /// column blocks are (a column block of `B` stays in L1 while `A` passes).
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; shapes as asserted by [`super::matmul`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn matmul(a: Operand<'_>, b: Operand<'_>, c: &mut [f64], ldc: usize) {
+        let (m, k, n) = (a.rows, a.cols, b.cols);
+        if m == 0 || n == 0 {
+            return;
+        }
+        let row_blocks = m.div_ceil(MR);
+        let col_blocks = n.div_ceil(NR);
+        let tile = |rb: usize, cb: usize, c: &mut [f64]| {
+            let (r0, c0) = (rb * MR, cb * NR);
+            let rows = (m - r0).min(MR);
+            let cols = (n - c0).min(NR);
+            // SAFETY: rows r0..r0+rows < m and columns c0..c0+cols < n are inside every
+            // operand; the masked lanes beyond `rows` are neither read nor written.
+            unsafe {
+                match cols {
+                    4 => tile_kernel::<4>(a, b, c, ldc, (r0, rows), c0, k),
+                    3 => tile_kernel::<3>(a, b, c, ldc, (r0, rows), c0, k),
+                    2 => tile_kernel::<2>(a, b, c, ldc, (r0, rows), c0, k),
+                    _ => tile_kernel::<1>(a, b, c, ldc, (r0, rows), c0, k),
+                }
+            }
+        };
+        if m * k >= k * n {
+            for rb in 0..row_blocks {
+                for cb in 0..col_blocks {
+                    tile(rb, cb, c);
+                }
+            }
+        } else {
+            for cb in 0..col_blocks {
+                for rb in 0..row_blocks {
+                    tile(rb, cb, c);
+                }
+            }
+        }
+    }
+
+    /// One tile: rows `r0..r0 + rows` (`rows ≤ 8`) and columns `c0..c0 + C` of `C`, each entry
+    /// the blocked FMA chain of the module docs.
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; the tile lies inside `C`, its rows inside `A`, its columns inside
+    /// `B`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn tile_kernel<const C: usize>(
+        a: Operand<'_>,
+        b: Operand<'_>,
+        c: &mut [f64],
+        ldc: usize,
+        (r0, rows): (usize, usize),
+        c0: usize,
+        k: usize,
+    ) {
+        let (lo, hi) = masks(rows);
+        // `wrapping_add` for addresses: the upper register of a row block may start past the end
+        // of an operand when all its lanes are masked (nothing is accessed there).
+        let ap = a.data.as_ptr().wrapping_add(r0);
+        let bp = b.data.as_ptr().add(c0 * b.ld);
+        let cp = c.as_mut_ptr().wrapping_add(c0 * ldc + r0);
+        let mut kb = 0;
+        while kb < k {
+            let ke = (kb + KC).min(k);
+            let mut acc_lo = [_mm256_setzero_pd(); C];
+            let mut acc_hi = [_mm256_setzero_pd(); C];
+            for p in kb..ke {
+                let col = ap.wrapping_add(p * a.ld);
+                let a_lo = _mm256_maskload_pd(col, lo);
+                let a_hi = _mm256_maskload_pd(col.wrapping_add(4), hi);
+                for q in 0..C {
+                    let bq = _mm256_broadcast_sd(&*bp.add(q * b.ld + p));
+                    acc_lo[q] = _mm256_fmadd_pd(a_lo, bq, acc_lo[q]);
+                    acc_hi[q] = _mm256_fmadd_pd(a_hi, bq, acc_hi[q]);
+                }
+            }
+            for q in 0..C {
+                let out = cp.wrapping_add(q * ldc);
+                let (v_lo, v_hi) = if kb == 0 {
+                    (acc_lo[q], acc_hi[q])
+                } else {
+                    (
+                        _mm256_add_pd(_mm256_maskload_pd(out, lo), acc_lo[q]),
+                        _mm256_add_pd(_mm256_maskload_pd(out.wrapping_add(4), hi), acc_hi[q]),
+                    )
+                };
+                _mm256_maskstore_pd(out, lo, v_lo);
+                _mm256_maskstore_pd(out.wrapping_add(4), hi, v_hi);
+            }
+            kb = ke;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random fill with entries of mixed sign and magnitude (so that
+    /// rounding differs between summation orders).
+    fn fill(len: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                ((s >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 10f64.powi((s % 7) as i32 - 3)
+            })
+            .collect()
+    }
+
+    fn reference(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[f64],
+        lda: usize,
+        b: &[f64],
+        ldb: usize,
+    ) -> Vec<f64> {
+        let mut c = vec![f64::NAN; m * n];
+        // SAFETY: the pointers and strides describe the slices above (column-major).
+        unsafe {
+            matrixmultiply::dgemm(
+                m,
+                k,
+                n,
+                1.0,
+                a.as_ptr(),
+                1,
+                lda as isize,
+                b.as_ptr(),
+                1,
+                ldb as isize,
+                0.0,
+                c.as_mut_ptr(),
+                1,
+                m as isize,
+            );
+        }
+        c
+    }
+
+    #[test]
+    fn equals_matrixmultiply_bit_for_bit() {
+        if !available() {
+            eprintln!("no AVX2 + FMA: the kernel declines, nothing to compare");
+            return;
+        }
+        let mut cases = 0;
+        for &m in &[1, 2, 5, 6, 7, 8, 9, 13, 16, 60, 61] {
+            for &k in &[1, 3, 6, 255, 256, 257, 600, 1000] {
+                for &n in &[1, 2, 3, 4, 5, 6, 7, 9, 31] {
+                    let (lda, ldb) = (m + 3, k + 1);
+                    let a = fill(lda * k, (m * 1000 + k) as u64);
+                    let b = fill(ldb * n, (k * 1000 + n) as u64);
+                    let want = reference(m, k, n, &a, lda, &b, ldb);
+                    let mut got = vec![f64::NAN; m * n];
+                    assert!(matmul(
+                        Operand {
+                            data: &a,
+                            rows: m,
+                            cols: k,
+                            ld: lda
+                        },
+                        Operand {
+                            data: &b,
+                            rows: k,
+                            cols: n,
+                            ld: ldb
+                        },
+                        &mut got,
+                        m,
+                    ));
+                    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                        assert_eq!(
+                            g.to_bits(),
+                            w.to_bits(),
+                            "m={m} k={k} n={n} entry {i}: {g} vs {w}"
+                        );
+                    }
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 11 * 8 * 9);
+    }
+
+    #[test]
+    fn leaves_what_is_outside_c_alone() {
+        if !available() {
+            return;
+        }
+        let (m, k, n, ldc) = (5, 300, 3, 9);
+        let a = fill(m * k, 1);
+        let b = fill(k * n, 2);
+        let mut c = vec![7.0; ldc * n];
+        assert!(matmul(
+            Operand {
+                data: &a,
+                rows: m,
+                cols: k,
+                ld: m
+            },
+            Operand {
+                data: &b,
+                rows: k,
+                cols: n,
+                ld: k
+            },
+            &mut c,
+            ldc,
+        ));
+        for col in 0..n {
+            assert!(c[col * ldc + m..(col + 1) * ldc].iter().all(|&v| v == 7.0));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "inner dimensions differ")]
+    fn mismatched_shapes_panic() {
+        let a = [0.0; 6];
+        matmul(
+            Operand {
+                data: &a,
+                rows: 2,
+                cols: 3,
+                ld: 2,
+            },
+            Operand {
+                data: &a,
+                rows: 2,
+                cols: 3,
+                ld: 2,
+            },
+            &mut [0.0; 6],
+            2,
+        );
+    }
+}
