@@ -27,9 +27,19 @@
 /// indices (its default; the `MATMUL_DGEMM_KC` build-time override is not supported).
 pub const KC: usize = 256;
 
-/// Whether [`matmul`] runs on this CPU (x86-64 with AVX2 and FMA, as matrixmultiply's
-/// `KernelFmaAvx2`).
+/// Environment variable that turns the kernels off (any value): [`matmul`] then declines and
+/// every product goes through nalgebra / matrixmultiply — the same bits, for A/B timing and for
+/// checking that claim on whole runs.
+pub const DISABLE_ENV: &str = "FEDMIX_NO_KERNELS";
+
+/// Whether [`matmul`] runs: x86-64 with AVX2 and FMA (as matrixmultiply's `KernelFmaAvx2`) and
+/// [`DISABLE_ENV`] unset (read once per process).
 pub fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| std::env::var_os(DISABLE_ENV).is_none() && cpu_has_avx2_fma())
+}
+
+fn cpu_has_avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
