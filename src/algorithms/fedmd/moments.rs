@@ -83,9 +83,10 @@ pub fn client_moments(
 
 /// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
 /// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
-/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data, with `Ẽ`
-/// streamed through a scratch block of 4096 columns (memory `O(d · 4096)`, not
-/// `O(dN)`; bit-identical to forming `Ẽ`). Equal to `assemble(client_moments(..))` up to rounding.
+/// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data, with `Ẽ` and
+/// `S̃` streamed through scratch blocks of 4096 columns (memory `O(d · 4096)`, not `O(dN)` or
+/// `O(dM)`; bit-identical to forming them). Equal to `assemble(client_moments(..))` up to
+/// rounding.
 pub fn subspace_matrix(
     fed: &Federation,
     set: &[usize],
@@ -99,50 +100,93 @@ pub fn subspace_matrix(
             d,
         );
     }
+    subspace_matrix_blocked(fed, set, theta, EE_BLOCK)
+}
+
+/// [`subspace_matrix`]'s all-pairs `S̃S̃ᵀ − ẼẼᵀ` with both Gram matrices accumulated over blocks
+/// of `block` columns (a multiple of 256): memory `O(d · block)` beyond the data, whatever the
+/// number of samples and clients, and no allocation per client.
+fn subspace_matrix_blocked(
+    fed: &Federation,
+    set: &[usize],
+    theta: &DVector<f64>,
+    block: usize,
+) -> DMatrix<f64> {
+    let d = fed.d();
     let total: usize = set.iter().map(|&i| fed.n(i)).sum();
-    // `ẼẼᵀ` is accumulated over blocks of `EE_BLOCK` columns of `Ẽ` held in one scratch buffer
-    // (never the `d × N` matrix): the GEMM sums its inner dimension in blocks of 256 and adds
-    // block after block into the result, so blocks at multiples of 256 reproduce the product of
-    // the whole matrix bit for bit. The last block absorbs a remainder of ≤ 5 columns, which
-    // the GEMM would otherwise multiply by its small-matrix path.
-    let mut scratch = DMatrix::zeros(d, EE_BLOCK.min(total) + EE_SMALL);
-    let mut ee = DMatrix::zeros(d, d);
-    let (mut filled, mut consumed, mut first) = (0usize, 0usize, true);
-    let mut s = DMatrix::zeros(d, set.len());
-    for (c, &i) in set.iter().enumerate() {
+    let mut ee = BlockedGram::new(d, total, block);
+    let mut ss = BlockedGram::new(d, set.len(), block);
+    let mut r = DVector::zeros(set.iter().map(|&i| fed.n(i)).max().unwrap_or(0));
+    for &i in set {
         let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
         let nf = n as f64;
         let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
-        let r = (y - x.tr_mul(theta)) * scale;
+        // r = (y − xᵀθ) · scale, in a reused buffer (the same operations as the expression).
+        let mut r = r.rows_mut(0, n);
+        r.copy_from(&y);
+        r.gemv_tr(-1.0, &x, theta, 1.0);
+        r *= scale;
         for (j, rj) in r.iter().enumerate() {
-            let mut col = scratch.column_mut(filled);
-            col.copy_from(&x.column(j));
-            col *= *rj;
-            filled += 1;
-            consumed += 1;
-            if filled >= EE_BLOCK && total - consumed > EE_SMALL {
-                let block = scratch.columns(0, filled);
-                ee.gemm(
-                    1.0,
-                    &block,
-                    &block.transpose(),
-                    if first { 0.0 } else { 1.0 },
-                );
-                (filled, first) = (0, false);
-            }
+            ee.push_with(|mut col| {
+                col.copy_from(&x.column(j));
+                col *= *rj;
+            });
         }
-        s.set_column(c, &(x * r));
+        ss.push_with(|mut col| col.gemv(1.0, &x, &r, 0.0));
     }
-    if filled > 0 {
-        let block = scratch.columns(0, filled);
-        ee.gemm(
-            1.0,
-            &block,
-            &block.transpose(),
-            if first { 0.0 } else { 1.0 },
-        );
+    ss.finish() - ee.finish()
+}
+
+/// `VVᵀ` for a `d × total` matrix `V` whose columns arrive one at a time, accumulated over
+/// blocks of `block` columns held in one scratch buffer (never `V` itself), bit-identical to the
+/// single product `V * Vᵀ`: the GEMM sums its inner dimension in blocks of 256 and adds block
+/// after block into the result, so blocks at multiples of 256 reproduce it; the last block
+/// absorbs a remainder of ≤ [`EE_SMALL`] columns, which the GEMM would otherwise multiply by its
+/// small-matrix path.
+struct BlockedGram {
+    block: usize,
+    scratch: DMatrix<f64>,
+    filled: usize,
+    remaining: usize,
+    first: bool,
+    acc: DMatrix<f64>,
+}
+
+impl BlockedGram {
+    fn new(d: usize, total: usize, block: usize) -> Self {
+        Self {
+            block,
+            scratch: DMatrix::zeros(d, block.min(total) + EE_SMALL),
+            filled: 0,
+            remaining: total,
+            first: true,
+            acc: DMatrix::zeros(d, d),
+        }
     }
-    &s * s.transpose() - ee
+
+    /// Write the next column of `V` with `fill`.
+    fn push_with(&mut self, fill: impl FnOnce(nalgebra::DVectorViewMut<'_, f64>)) {
+        fill(self.scratch.column_mut(self.filled));
+        self.filled += 1;
+        self.remaining -= 1;
+        if self.filled >= self.block && self.remaining > EE_SMALL {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let b = self.scratch.columns(0, self.filled);
+        self.acc
+            .gemm(1.0, &b, &b.transpose(), if self.first { 0.0 } else { 1.0 });
+        (self.filled, self.first) = (0, false);
+    }
+
+    fn finish(mut self) -> DMatrix<f64> {
+        if self.filled > 0 {
+            self.flush();
+        }
+        self.acc
+    }
 }
 
 /// Columns of `Ẽ` per block of [`subspace_matrix`]'s accumulated `ẼẼᵀ`: a multiple of the
@@ -315,6 +359,37 @@ mod tests {
             let blocked = subspace_matrix(&fed, &set, &theta, Pairing::AllPairs);
             let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&blocked), bits(&whole), "N = {total}");
+        }
+    }
+
+    /// The same with blocks of 256 columns and clients of 2–3 samples, so that `S̃` (one column
+    /// per client) also spans several blocks, with and without a remainder the last block
+    /// absorbs.
+    #[test]
+    fn blocked_client_sums_are_bit_identical_too() {
+        // d > 5: the Gram products go to matrixmultiply, whose 256-blocks the blocking must
+        // respect (at d ≤ 5 nalgebra sums column by column and any blocking agrees).
+        let d = 7;
+        for clients in [200, 256, 259, 262, 700] {
+            let sizes: Vec<usize> = (0..clients).map(|c| 2 + c % 2).collect();
+            let total: usize = sizes.iter().sum();
+            let mut rng = stream(12, Purpose::Features, clients as u64);
+            let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
+            let fed = Federation::new(FederationParts {
+                features: DMatrix::from_fn(d, total, |_, _| g()),
+                responses: DVector::from_fn(total, |_, _| g()),
+                sizes: sizes.clone(),
+                labels: None,
+                theta_star: None,
+                k: Some(2),
+            })
+            .unwrap();
+            let theta = DVector::from_fn(d, |_, _| g());
+            let set: Vec<usize> = (0..clients).collect();
+            let whole = subspace_matrix_blocked(&fed, &set, &theta, usize::MAX / 2);
+            let blocked = subspace_matrix_blocked(&fed, &set, &theta, 256);
+            let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&blocked), bits(&whole), "M = {clients}");
         }
     }
 }
