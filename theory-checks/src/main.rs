@@ -397,22 +397,27 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
             }
         })
         .collect();
-    // Checks of the kept file outside this selection stay in it.
-    let others: Vec<Robustness> = kept
-        .map(|f| {
-            f.checks
-                .into_iter()
-                .filter(|r| !names.contains(&r.name))
-                .collect()
-        })
-        .unwrap_or_default();
+    // Checks of the kept file outside this selection stay in it and in its tables, in the
+    // suite's order.
+    table.extend(
+        kept.into_iter()
+            .flat_map(|f| f.checks)
+            .filter(|r| !names.contains(&r.name)),
+    );
+    let order: Vec<&str> = selected(None).iter().map(|(n, _)| *n).collect();
+    table.sort_by_key(|r| {
+        order
+            .iter()
+            .position(|n| *n == r.name)
+            .unwrap_or(order.len())
+    });
     fedmix::io::prepare_output_dir(&out).map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
     let mut all_ok = true;
     for seed in a..=b {
         let missing: Vec<&str> = table
             .iter()
-            .filter(|r| !r.outcomes.iter().any(|o| o.seed == seed))
+            .filter(|r| names.contains(&r.name) && !r.outcomes.iter().any(|o| o.seed == seed))
             .map(|r| r.name.as_str())
             .collect();
         if !missing.is_empty() {
@@ -436,7 +441,11 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
             }
         }
         let secs = earlier_secs + started.elapsed().as_secs_f64();
-        all_ok = write_robustness(&out, &mut table, &others, profile, (a, seed), secs)?;
+        write_robustness(&out, &mut table, profile, (a, seed), secs)?;
+        all_ok = table
+            .iter()
+            .filter(|r| names.contains(&r.name))
+            .all(|r| r.passes == r.seeds);
     }
     earlier_secs += started.elapsed().as_secs_f64();
     let md = robustness_markdown(&table, profile, (a, b), earlier_secs);
@@ -445,16 +454,14 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
 }
 
 /// Recount `table` (outcomes sorted by seed) and write `seed-robustness.{md,json}` and
-/// `power.{md,json}` for master seeds `a..=b` into `out`, atomically. Whether every check
-/// passes at every seed so far.
+/// `power.{md,json}` for master seeds `a..=b` into `out`, atomically.
 fn write_robustness(
     out: &std::path::Path,
     table: &mut [Robustness],
-    others: &[Robustness],
     profile: Profile,
     (a, b): (u64, u64),
     secs: f64,
-) -> Result<bool, String> {
+) -> Result<(), String> {
     for row in table.iter_mut() {
         row.outcomes.sort_by_key(|o| o.seed);
         let upto: Vec<&SeedOutcome> = row
@@ -472,7 +479,7 @@ fn write_robustness(
     let file = serde_json::json!({
         "profile": profile_name(profile),
         "wall_seconds": secs,
-        "checks": table.iter().chain(others).collect::<Vec<_>>(),
+        "checks": &*table,
     });
     let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
     fedmix::io::write_atomic(&out.join("seed-robustness.json"), json.as_bytes())
@@ -500,7 +507,7 @@ fn write_robustness(
         fedmix::io::write_atomic(&out.join("power.json"), json.as_bytes())
             .map_err(|e| e.to_string())?;
     }
-    Ok(table.iter().all(|row| row.passes == row.seeds))
+    Ok(())
 }
 
 fn profile_name(profile: Profile) -> &'static str {
