@@ -287,6 +287,9 @@ fn run_child_two_phase(m: usize) -> Option<ScalingRow> {
     })
 }
 
+/// A plotted series: label, colour, points.
+type PlotSeries<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
+
 /// A log–log line plot as SVG: `series` = (label, colour, points); decade ticks labelled on
 /// both axes; the legend in its own column right of the plot area.
 fn loglog_svg(
