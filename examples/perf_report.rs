@@ -292,12 +292,7 @@ type PlotSeries<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
 
 /// A log–log line plot as SVG: `series` = (label, colour, points); decade ticks labelled on
 /// both axes; the legend in its own column right of the plot area.
-fn loglog_svg(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[(&str, &str, Vec<(f64, f64)>)],
-) -> String {
+fn loglog_svg(title: &str, x_label: &str, y_label: &str, series: &[PlotSeries<'_>]) -> String {
     let (w, h, left, right, top, bottom) = (760.0, 420.0, 80.0, 230.0, 40.0, 60.0);
     let pts = series.iter().flat_map(|s| s.2.iter().copied());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
