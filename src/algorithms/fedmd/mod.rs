@@ -369,6 +369,28 @@ mod tests {
     use crate::linalg::top_k_left_singular;
     use crate::synthetic::generate_named;
 
+    /// The per-anchor errors of the Phase 1 summary: `‖θ̂_a − θ*_{z_a}‖` for each anchor `a`
+    /// (its column of the models, the true model of its cluster), empty without `θ*`.
+    #[test]
+    fn anchor_errors_are_distances_to_each_anchors_own_true_model() {
+        let f = fed(4);
+        let (ts, labels) = (
+            f.theta_star().unwrap().clone(),
+            f.labels().unwrap().to_vec(),
+        );
+        let anchors = [3usize, 17, 30];
+        let mut models = DMatrix::from_fn(4, 3, |r, c| 0.1 * (r + 2 * c) as f64);
+        let errs = anchor_errors(&f, &anchors, &models);
+        assert_eq!(errs.len(), 3);
+        for (a, &i) in anchors.iter().enumerate() {
+            let want = (models.column(a) - ts.column(labels[i])).norm();
+            assert_eq!(errs[a].to_bits(), want.to_bits());
+        }
+        // An anchor exactly at its true model has error 0.
+        models.set_column(1, &ts.column(labels[17]));
+        assert_eq!(anchor_errors(&f, &anchors, &models)[1], 0.0);
+    }
+
     fn fed(d: usize) -> Federation {
         let sets: Vec<(String, String)> = [("d", d.to_string()), ("clients", "40".into())]
             .into_iter()
