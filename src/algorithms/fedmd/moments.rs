@@ -309,6 +309,30 @@ mod tests {
     use crate::seed_streams::{stream, Purpose};
     use rand_distr::{Distribution, StandardNormal};
 
+    /// Standard-normal features and responses for clients of the given sizes, and a
+    /// standard-normal `θ`, from `stream(seed, Features, index)`.
+    fn gaussian_federation(
+        d: usize,
+        sizes: &[usize],
+        seed: u64,
+        index: u64,
+    ) -> (Federation, DVector<f64>) {
+        let total: usize = sizes.iter().sum();
+        let mut rng = stream(seed, Purpose::Features, index);
+        let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
+        let fed = Federation::new(FederationParts {
+            features: DMatrix::from_fn(d, total, |_, _| g()),
+            responses: DVector::from_fn(total, |_, _| g()),
+            sizes: sizes.to_vec(),
+            labels: None,
+            theta_star: None,
+            k: Some(2),
+        })
+        .unwrap();
+        let theta = DVector::from_fn(d, |_, _| g());
+        (fed, theta)
+    }
+
     /// The blocked `ẼẼᵀ` of [`subspace_matrix`] equals the product of the whole `Ẽ` bit for
     /// bit: below one block, at exact multiples, with a remainder the last block absorbs
     /// (≤ 5 columns) and with one it does not.
@@ -326,18 +350,7 @@ mod tests {
             // Clients of 50 samples (the last takes the rest), so blocks straddle clients.
             let mut sizes = vec![50; total / 50];
             *sizes.last_mut().unwrap() += total % 50;
-            let mut rng = stream(11, Purpose::Features, total as u64);
-            let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
-            let fed = Federation::new(FederationParts {
-                features: DMatrix::from_fn(d, total, |_, _| g()),
-                responses: DVector::from_fn(total, |_, _| g()),
-                sizes: sizes.clone(),
-                labels: None,
-                theta_star: None,
-                k: Some(2),
-            })
-            .unwrap();
-            let theta = DVector::from_fn(d, |_, _| g());
+            let (fed, theta) = gaussian_federation(d, &sizes, 11, total as u64);
             let set: Vec<usize> = (0..sizes.len()).collect();
             let mut e = DMatrix::zeros(d, total);
             let mut s = DMatrix::zeros(d, set.len());
@@ -372,19 +385,7 @@ mod tests {
         let d = 7;
         for clients in [200, 256, 259, 262, 700] {
             let sizes: Vec<usize> = (0..clients).map(|c| 2 + c % 2).collect();
-            let total: usize = sizes.iter().sum();
-            let mut rng = stream(12, Purpose::Features, clients as u64);
-            let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
-            let fed = Federation::new(FederationParts {
-                features: DMatrix::from_fn(d, total, |_, _| g()),
-                responses: DVector::from_fn(total, |_, _| g()),
-                sizes: sizes.clone(),
-                labels: None,
-                theta_star: None,
-                k: Some(2),
-            })
-            .unwrap();
-            let theta = DVector::from_fn(d, |_, _| g());
+            let (fed, theta) = gaussian_federation(d, &sizes, 12, clients as u64);
             let set: Vec<usize> = (0..clients).collect();
             let whole = subspace_matrix_blocked(&fed, &set, &theta, usize::MAX / 2);
             let blocked = subspace_matrix_blocked(&fed, &set, &theta, 256);
