@@ -485,7 +485,10 @@ fn seed_runs_write_after_every_seed_and_resume_the_missing_pairs() {
     // The check outside the narrower selection stays in the file and in its table, in the
     // suite's order.
     assert_eq!(third["checks"][2]["name"], "lemma7_k_spectrum");
-    assert_eq!(third["checks"][2]["outcomes"], second["checks"][2]["outcomes"]);
+    assert_eq!(
+        third["checks"][2]["outcomes"],
+        second["checks"][2]["outcomes"]
+    );
     let md = std::fs::read_to_string(d.join("seed-robustness.md")).unwrap();
     assert!(md.contains("| lemma7_k_spectrum |"), "{md}");
     // Another profile cannot resume this file.

@@ -175,9 +175,21 @@ impl BlockedGram {
     }
 
     fn flush(&mut self) {
-        let b = self.scratch.columns(0, self.filled);
-        self.acc
-            .gemm(1.0, &b, &b.transpose(), if self.first { 0.0 } else { 1.0 });
+        let d = self.scratch.nrows();
+        let data = &self.scratch.as_slice()[..d * self.filled];
+        let b = nalgebra::DMatrixView::from_slice(data, d, self.filled);
+        let beta = if self.first { 0.0 } else { 1.0 };
+        if d > 5 && self.filled > 5 {
+            // matrixmultiply's path (nalgebra hands it products whose sides all exceed 5): `bᵀ`
+            // as a strided view of the same storage, no transposed copy; matrixmultiply reads
+            // either layout with the same per-entry accumulation, so the bits are those of the
+            // product with a copied transpose. (nalgebra's own small-matrix path mishandles
+            // row-strided views, so it gets the copy.)
+            let bt = nalgebra::DMatrixView::from_slice_with_strides(data, self.filled, d, d, 1);
+            self.acc.gemm(1.0, &b, &bt, beta);
+        } else {
+            self.acc.gemm(1.0, &b, &b.transpose(), beta);
+        }
         (self.filled, self.first) = (0, false);
     }
 
