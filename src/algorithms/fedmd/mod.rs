@@ -388,7 +388,10 @@ mod tests {
         }
         // An anchor exactly at its true model has error 0.
         models.set_column(1, &ts.column(labels[17]));
-        assert_eq!(anchor_errors(&f, &anchors, &models)[1].to_bits(), 0f64.to_bits());
+        assert_eq!(
+            anchor_errors(&f, &anchors, &models)[1].to_bits(),
+            0f64.to_bits()
+        );
     }
 
     fn fed(d: usize) -> Federation {
