@@ -350,15 +350,17 @@ mod tests {
     /// (≤ 5 columns) and with one it does not.
     #[test]
     fn blocked_accumulation_is_bit_identical_to_the_whole_product() {
-        let d = 7;
-        for total in [
-            300,
-            EE_BLOCK,
-            EE_BLOCK + 3,
-            EE_BLOCK + 5,
-            EE_BLOCK + 6,
-            2 * EE_BLOCK + 777,
-        ] {
+        for (d, total) in [7usize, 53].into_iter().flat_map(|d| {
+            [
+                300,
+                EE_BLOCK,
+                EE_BLOCK + 3,
+                EE_BLOCK + 5,
+                EE_BLOCK + 6,
+                2 * EE_BLOCK + 777,
+            ]
+            .map(move |t| (d, t))
+        }) {
             // Clients of 50 samples (the last takes the rest), so blocks straddle clients.
             let mut sizes = vec![50; total / 50];
             *sizes.last_mut().unwrap() += total % 50;
@@ -383,7 +385,7 @@ mod tests {
             let whole = &s * s.transpose() - &e * e.transpose();
             let blocked = subspace_matrix(&fed, &set, &theta, Pairing::AllPairs);
             let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&blocked), bits(&whole), "N = {total}");
+            assert_eq!(bits(&blocked), bits(&whole), "d = {d}, N = {total}");
         }
     }
 
