@@ -500,6 +500,11 @@ fn theorem1_choices_and_their_errors() {
     assert_eq!(p.anchors, (n.ln() / 0.5).ceil() as usize);
     assert_eq!(p.t1 % 2, 0);
     assert!(p.t1 >= (2.0 * (n * 5.0).ln()).ceil() as usize);
+    // The other choices as documented: m = ⌈c_m d log N / p_min²⌉, ℓ = ⌈c_ell k log N⌉,
+    // T₂ = ⌈c_t2 log(Nd)⌉ (natural logs, d = 5, k = 2, p_min = 1/2).
+    assert_eq!(p.m, (0.01 * 5.0 * n.ln() / 0.25).ceil() as usize);
+    assert_eq!(p.ell, (0.5 * 2.0 * n.ln()).ceil() as usize);
+    assert_eq!(p.t2, (n * 5.0).ln().ceil() as usize);
     // Too small: the error says which requirement fails.
     let small = small_balanced(1);
     let e = theorem1_choices(&small, 3, &c).unwrap_err();
