@@ -396,6 +396,9 @@ pub struct SweepCell {
     pub stat: f64,
     /// The bound's shape (without the constant).
     pub shape: f64,
+    /// Instance (`θ*`, `Σ_j`, … drawn for the series) the cell was computed on: 0, or
+    /// `1..` for the extra instances a series averages its slope over.
+    pub instance: usize,
 }
 
 /// `(C, worst validation ratio)` of [`crate::framework::calibrate_then_validate`] over `cells`.
@@ -410,18 +413,42 @@ pub fn sweep_constant(cells: &[SweepCell], safety: f64) -> (f64, f64) {
     crate::framework::calibrate_then_validate(&pick(true), &pick(false), safety)
 }
 
-/// `(x, statistic)` of the cells of series `name`.
+/// `(x, statistic)` of series `name`: at each `x` (in first-seen order) the geometric mean of
+/// the statistic over the series' instances, so that a log–log slope fitted on these points is
+/// the mean of the instances' slopes (one point per `x`, whatever the number of instances).
 pub fn series_points(cells: &[SweepCell], name: &str) -> Vec<(f64, f64)> {
-    cells
-        .iter()
-        .filter(|c| c.series == name)
-        .map(|c| (c.x, c.stat))
+    geometric_means(
+        cells
+            .iter()
+            .filter(|c| c.series == name)
+            .map(|c| (c.x, c.stat)),
+    )
+}
+
+/// Group `(x, y)` pairs by `x` (first-seen order) and return the geometric mean of `y` per `x`.
+pub fn geometric_means(points: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut groups: Vec<(f64, f64, usize)> = Vec::new();
+    for (x, y) in points {
+        match groups.iter_mut().find(|g| g.0 == x) {
+            Some(g) => {
+                g.1 += y.ln();
+                g.2 += 1;
+            }
+            None => groups.push((x, y.ln(), 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(x, s, n)| (x, (s / n as f64).exp()))
         .collect()
 }
 
 /// Figure series of a sweep: markers per series (calibration series marked), and the line
-/// `C · shape` for each series in `with_bound`.
+/// `C · shape` for each series in `with_bound`, drawn for the first instance of each series
+/// (a series' other instances have their own `θ*` and `Σ_j`, hence other shapes).
 pub fn sweep_figure_series(cells: &[SweepCell], c: f64, with_bound: &[&str]) -> Vec<Series> {
+    let first: Vec<SweepCell> = cells.iter().filter(|c| c.instance == 0).cloned().collect();
+    let cells = &first[..];
     let mut names: Vec<(String, bool)> = Vec::new();
     for cell in cells {
         if !names.iter().any(|(n, _)| *n == cell.series) {
@@ -436,7 +463,12 @@ pub fn sweep_figure_series(cells: &[SweepCell], c: f64, with_bound: &[&str]) -> 
             } else {
                 n.clone()
             };
-            markers(label, series_points(cells, n))
+            let pts = cells
+                .iter()
+                .filter(|c| c.series == *n)
+                .map(|c| (c.x, c.stat))
+                .collect();
+            markers(label, pts)
         })
         .collect();
     for name in with_bound {

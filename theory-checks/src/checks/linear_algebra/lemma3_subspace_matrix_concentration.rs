@@ -219,6 +219,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 x: m as f64,
                 stat: quantile(&devs, QUANTILE),
                 shape: scale * xi(spec.d, m, 2 * m),
+                instance: 0,
             });
         }
     }
