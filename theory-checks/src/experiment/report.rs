@@ -417,8 +417,10 @@ const FLOOR_PREFIX: &str = "floor — ";
 /// A message from plotters or the file system.
 pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     register_fonts();
-    // A log axis spanning less than a decade gets at most one tick label from plotters: draw
-    // such an axis linearly (the values are printed in the report's tables either way).
+    // A log axis spanning less than a decade gets at most one tick label from plotters: a y
+    // axis like that is drawn linearly (the values are printed in the report's tables either
+    // way); an x axis like that (a sweep's grid, e.g. m ∈ [50, 400]) stays logarithmic with a
+    // tick at every grid value.
     let (ly0, ly1) = {
         let ys: Vec<f64> = fig
             .lines
@@ -442,7 +444,17 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
         let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         (lo, hi)
     };
-    fig.log_x &= lx1 / lx0 >= 10.0;
+    let x_keys: Option<Vec<f64>> = (fig.log_x && lx1 / lx0 < 10.0).then(|| {
+        let mut xs: Vec<f64> = fig
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.x))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs
+    });
     // Trace figures: the oracle is drawn as its floor, a dashed line at its final error over
     // the whole round axis (its own trace starts at θ* and rises to that floor).
     if fig.x_label == "round" {
@@ -460,11 +472,34 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     fig.log_y &= ly1 / ly0 >= 10.0;
     let fig = &fig;
     let ((x0, x1), (y0, y1)) = range(fig);
-    let (sparse_x, sparse_y) = (x1 / x0 >= 10.0, y1 / y0 >= 10.0);
+    // Every grid value of a short log x axis is labelled (`x_keys`).
+    let (sparse_x, sparse_y) = (x1 / x0 >= 10.0 && x_keys.is_none(), y1 / y0 >= 10.0);
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (plot, legend) = root.split_horizontally(740);
     match (fig.log_x, fig.log_y) {
+        (true, true) if x_keys.is_some() => chart!(
+            &plot,
+            fig,
+            (x0..x1)
+                .log_scale()
+                .with_key_points(x_keys.unwrap_or_default()),
+            (y0..y1).log_scale(),
+            y0,
+            sparse_x,
+            sparse_y
+        ),
+        (true, false) if x_keys.is_some() => chart!(
+            &plot,
+            fig,
+            (x0..x1)
+                .log_scale()
+                .with_key_points(x_keys.unwrap_or_default()),
+            y0..y1,
+            y0,
+            sparse_x,
+            sparse_y
+        ),
         (true, true) => chart!(
             &plot,
             fig,
