@@ -382,6 +382,21 @@ pub fn fast_path_deviation(fed: &Federation, theta: &DVector<f64>) -> f64 {
     (phase1_matrix_fast(fed, theta) - &reference).amax() / reference.amax().max(f64::MIN_POSITIVE)
 }
 
+/// `Σ_j = βI`: the extreme of the class `αI ⪯ Σ_j ⪯ βI` (α = 0.5, β = 2; largest moments),
+/// the calibration series' covariance in the concentration sweeps (Lemmas 3 and 6, Prop. 1).
+pub const EXTREME: (f64, f64) = (2.0, 2.0);
+/// `Σ_j = diag(U[α, β])`, α = 0.5, β = 2.
+pub const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
+
+/// The covariance part of a sweep series' name.
+pub fn cov_name(cov: (f64, f64)) -> &'static str {
+    if cov == EXTREME {
+        "Σ=βI"
+    } else {
+        "Σ diag"
+    }
+}
+
 /// One cell of a calibrate-then-validate sweep: the statistic and the bound's shape at one
 /// value `x` of the scaling parameter.
 #[derive(Clone, Debug)]

@@ -53,9 +53,9 @@
 //! Sabotage: the predicted exponent in `m` is `−1` (the second term of `ξ₁` read as the rate).
 
 use super::common::{
-    fast_path_deviation, pair_trace_moments, phase1_federation, phase1_subspace_matrix,
+    cov_name, fast_path_deviation, pair_trace_moments, phase1_federation, phase1_subspace_matrix,
     series_slopes, spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell,
-    ThetaAt, Unbiasedness, UNBIASED_SIZES,
+    ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::subspace_matrix;
@@ -139,11 +139,7 @@ struct SeriesSpec {
 
 impl SeriesSpec {
     fn name(&self) -> String {
-        let cov = if self.cov == EXTREME {
-            "Σ=βI"
-        } else {
-            "Σ diag"
-        };
+        let cov = cov_name(self.cov);
         let p = if self.p == BALANCED {
             "p uniform"
         } else {
@@ -155,10 +151,6 @@ impl SeriesSpec {
 
 const BALANCED: &[f64] = &[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0];
 const SKEWED: &[f64] = &[0.1, 0.3, 0.6];
-/// `Σ_j = βI`: the extreme of the class `αI ⪯ Σ_j ⪯ βI` (largest moments), for calibration.
-const EXTREME: (f64, f64) = (2.0, 2.0);
-/// `Σ_j = diag(U[α, β])`.
-const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {

@@ -53,8 +53,9 @@
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    pair_trace_moments, series_slopes, spectral_norm, sweep_constant, sweep_figure_series, xi,
-    Mixture, SweepCell, ThetaAt, Unbiasedness, UNBIASED_SIZES,
+    cov_name, pair_trace_moments, series_slopes, spectral_norm, sweep_constant,
+    sweep_figure_series, xi, Mixture, SweepCell, ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG,
+    UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::{pair_moments, residual_moments};
@@ -94,11 +95,7 @@ struct SeriesSpec {
 
 impl SeriesSpec {
     fn name(&self) -> String {
-        let cov = if self.cov == EXTREME {
-            "Σ=βI"
-        } else {
-            "Σ diag"
-        };
+        let cov = cov_name(self.cov);
         let u = if self.aligned {
             "Û∋Σv"
         } else {
@@ -110,11 +107,6 @@ impl SeriesSpec {
         )
     }
 }
-
-/// `Σ_j = βI`: the extreme of the class `αI ⪯ Σ_j ⪯ βI` (largest moments), for calibration.
-const EXTREME: (f64, f64) = (2.0, 2.0);
-/// `Σ_j = diag(U[α, β])`.
-const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {

@@ -56,8 +56,8 @@
 //! (`m ≥ 1000 d`).
 
 use super::common::{
-    geometric_means, phase1_federation, phase1_matrix, slope_fit, sweep_constant,
-    sweep_figure_series, xi, Mixture, SweepCell,
+    cov_name, geometric_means, phase1_federation, phase1_matrix, slope_fit, sweep_constant,
+    sweep_figure_series, xi, Mixture, SweepCell, EXTREME, RANDOM_DIAG,
 };
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::federation::Federation;
@@ -132,19 +132,10 @@ impl SeriesSpec {
         } else {
             "p uniform"
         };
-        let cov = if self.cov == EXTREME {
-            "Σ=βI"
-        } else {
-            "Σ diag"
-        };
+        let cov = cov_name(self.cov);
         format!("d={} σ={} {p} θ {:?} {cov}", self.d, self.sigma, self.kind)
     }
 }
-
-/// `Σ_j = βI`: the extreme of the class `αI ⪯ Σ_j ⪯ βI` (largest moments), for calibration.
-const EXTREME: (f64, f64) = (2.0, 2.0);
-/// `Σ_j = diag(U[α, β])`.
-const RANDOM_DIAG: (f64, f64) = (0.5, 2.0);
 
 #[rustfmt::skip]
 fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
