@@ -18,7 +18,7 @@ use fedmix::synthetic::generate_named;
 use nalgebra::SymmetricEigen;
 
 /// Tolerance for an eigenvalue to sit on the boundary of its interval (relative to `s`).
-const SPECTRUM_TOL: f64 = 1e-12;
+const EIGENVALUE_TOL: f64 = 1e-12;
 
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
@@ -86,10 +86,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         claim: "eigenvalues of P_i lie in [s/κ_i, s] (FedAvg) and [1/(1+γ_i), 1] (FedProx)".into(),
         source: "SXY21 Lemma 3, via SXY22 App. E.2 (proof of Lemma 7)".into(),
         statistic: worst,
-        bound: SPECTRUM_TOL,
+        bound: EIGENVALUE_TOL,
         constant: None,
         slopes: Vec::new(),
-        passed: worst <= SPECTRUM_TOL,
+        passed: worst <= EIGENVALUE_TOL,
         details: vec![
             format!("M = {} clients (lognormal n_i ≥ 1, d = 12, diagonal Σ_j), γ ∈ {gammas:?}, s ∈ {{1,2,5,10}} and FedProx", fed.num_clients()),
             format!("largest relative violation {worst:.3e}"),
