@@ -19,14 +19,53 @@ pub fn register_fonts() {
     });
 }
 
-const COLORS: [RGBColor; 6] = [
+/// The figures' colours (the first six as before; ten so that a sweep's series do not repeat).
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(255, 127, 14),
     RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
 ];
+
+/// One colour per series: a line whose label contains an earlier marker series' label (a
+/// sweep's bound `C·shape, <series>`) takes that series' colour; every other series the next
+/// palette colour.
+fn series_colors(fig: &Figure) -> Vec<RGBColor> {
+    let mut out: Vec<RGBColor> = Vec::with_capacity(fig.series.len());
+    let mut next = 0;
+    for (i, s) in fig.series.iter().enumerate() {
+        let owner = if s.line {
+            // The longest such label, so that `d=12` is not taken for `d=1`.
+            fig.series[..i]
+                .iter()
+                .enumerate()
+                .filter_map(|(j, m)| {
+                    let name = m.label.trim_end_matches(" (calibration)");
+                    (!m.line && !name.is_empty() && s.label.contains(name))
+                        .then_some((name.len(), j))
+                })
+                .max()
+                .map(|(_, j)| j)
+        } else {
+            None
+        };
+        let color = match owner {
+            Some(j) => out[j],
+            None => {
+                next += 1;
+                PALETTE[(next - 1) % PALETTE.len()]
+            }
+        };
+        out.push(color);
+    }
+    out
+}
 
 fn bounds(fig: &Figure) -> ((f64, f64), (f64, f64)) {
     let pts = fig
@@ -80,8 +119,8 @@ macro_rules! draw_chart {
             .y_label_formatter(&|v| log_tick(*v, $fig.log_y && $sy))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, s) in $fig.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
+        let colors = series_colors($fig);
+        for (s, &color) in $fig.series.iter().zip(&colors) {
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -218,7 +257,8 @@ pub fn tick(v: f64) -> String {
     if a == 0.0 {
         "0".into()
     } else if !(1e-3..1e4).contains(&a) {
-        format!("{v:.1e}")
+        // "1e4" rather than "1.0e4"; "2.5e-4" keeps its digit.
+        format!("{v:.1e}").replace(".0e", "e")
     } else {
         let digits = (3 - a.log10().floor() as i32).max(0) as usize;
         let s = format!("{v:.digits$}");
@@ -257,12 +297,57 @@ pub fn render_svg(fig: &Figure, path: &Path) -> Result<(), String> {
     let entries: Vec<(String, RGBColor, Mark)> = fig
         .series
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
+        .zip(series_colors(fig))
+        .map(|(s, color)| {
             let mark = if s.line { Mark::Line } else { Mark::Point };
-            (s.label.clone(), COLORS[i % COLORS.len()], mark)
+            (s.label.clone(), color, mark)
         })
         .collect();
     draw_legend(&legend, &entries)?;
     root.present().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::Series;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick(1e4), "1e4");
+        assert_eq!(tick(2.5e-4), "2.5e-4");
+        assert_eq!(tick(0.01), "0.01");
+        assert_eq!(tick(150.0), "150");
+        assert_eq!(log_tick(300.0, true), "");
+        assert_eq!(log_tick(200.0, true), "200");
+    }
+
+    #[test]
+    fn a_bound_line_takes_its_series_colour() {
+        let s = |label: &str, line: bool| Series {
+            label: label.into(),
+            points: vec![(1.0, 1.0)],
+            line,
+        };
+        let fig = Figure {
+            title: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            log_x: true,
+            log_y: true,
+            series: vec![
+                s("d=1 (calibration)", false),
+                s("d=8", false),
+                s("d=12", false),
+                s("C·shape, d=12 (C = 0.1)", true),
+                s("C·shape, d=8 (C = 0.1)", true),
+                s("another line", true),
+            ],
+        };
+        let c = series_colors(&fig);
+        assert_eq!(c[3], c[2]);
+        assert_eq!(c[4], c[1]);
+        assert_eq!(c[..3], PALETTE[..3]);
+        assert_eq!(c[5], PALETTE[3]);
+    }
 }
