@@ -223,11 +223,18 @@ fn scaling_data(m: usize, large: usize, seed: u64) -> Federation {
     .train
 }
 
-/// The two-phase algorithm (20 Phase 2 rounds; Phase 1's anchors of ≥ `anchor_min_samples`
-/// samples, `None` = the default 5k) as `fedmix run` builds it; `d(θ̂, θ*)` or the typed error.
-fn scaling_run(f: &Federation, anchor_min_samples: Option<usize>, seed: u64) -> String {
+/// The two-phase algorithm (20 Phase 2 rounds; `anchors` anchors, `None` = the default
+/// `min(⌈k ln N⌉, eligible)`, of ≥ `anchor_min_samples` samples, `None` = the default 5k) as
+/// `fedmix run` builds it; `d(θ̂, θ*)` or the typed error.
+fn scaling_run(
+    f: &Federation,
+    anchors: Option<usize>,
+    anchor_min_samples: Option<usize>,
+    seed: u64,
+) -> String {
     let cfg = RunConfig {
         rounds: 20,
+        anchors,
         anchor_min_samples,
         ..RunConfig::default()
     };
@@ -248,9 +255,15 @@ fn scaling_run(f: &Federation, anchor_min_samples: Option<usize>, seed: u64) -> 
     }
 }
 
+/// Anchors of the scaling study: SXY22 App. C's ⌈3k ln k⌉ = 10 for k = 3, fixed, so that the
+/// work per client is the same at every M. (The default `⌈k ln N⌉` grows with N — 10 at
+/// M = 10³, where only M/100 = 10 clients are eligible, to 49 at 10⁶ — and Phase 1's time is
+/// anchors × a pass over the data, so with it the wall time grows like N log N by design.)
+const SCALING_ANCHORS: usize = 10;
+
 /// Two-phase child: generate the scaling data at M clients (M/100 of them with 50 samples, the
-/// anchor-capable clients; seed 2) in this process, run the two-phase algorithm with Phase 1's
-/// default anchors (≥ 5k = 15 samples) as `fedmix run` does (`registry::build`, a quiet
+/// anchor-capable clients; seed 2) in this process, run the two-phase algorithm with
+/// [`SCALING_ANCHORS`] anchors of the default size (≥ 5k = 15 samples) as `fedmix run` does (`registry::build`, a quiet
 /// recorder), and print `wall_s generate_s run_s peak_bytes raw_bytes baseline_bytes
 /// distance_or_error`.
 fn child_two_phase(m: usize) {
@@ -259,7 +272,7 @@ fn child_two_phase(m: usize) {
     let f = scaling_data(m, m / 100, 2);
     let generated = start.elapsed().as_secs_f64();
     let t = Instant::now();
-    let outcome = scaling_run(&f, None, 2);
+    let outcome = scaling_run(&f, Some(SCALING_ANCHORS), None, 2);
     let run = t.elapsed().as_secs_f64();
     let raw = (f.total_samples() * (f.d() + 1) * 8) as u64;
     println!(
@@ -284,8 +297,8 @@ fn anchor_size_study() -> String {
     let (mut ok_small, mut ok_large) = (0, 0);
     let good = |o: &str| o.parse::<f64>().is_ok_and(|v| v < 0.1);
     for seed in 1..=10u64 {
-        let small = scaling_run(&scaling_data(10_000, 0, seed), Some(10), seed);
-        let large = scaling_run(&scaling_data(10_000, 100, seed), None, seed);
+        let small = scaling_run(&scaling_data(10_000, 0, seed), None, Some(10), seed);
+        let large = scaling_run(&scaling_data(10_000, 100, seed), None, None, seed);
         ok_small += usize::from(good(&small));
         ok_large += usize::from(good(&large));
         let _ = writeln!(
@@ -441,8 +454,10 @@ fn two_phase_scaling(sizes: &[usize]) {
          `cargo run --release --example perf_report -- --two-phase-scaling` (one child process per \
          size): `sxy-balanced` with n_i = 10, d = 20, k = 3, plus M/100 clients of 50 samples \
          (`large_clients`, the anchor-capable clients: see the last section; data seed and run \
-         seed 2), the two-phase algorithm with Phase 1's defaults (anchors of ≥ 5k = 15 samples) \
-         and 20 Phase 2 rounds, as `fedmix run` runs it. Wall = the child's whole life (generation included); \
+         seed 2), the two-phase algorithm with Phase 1's default anchor size (≥ 5k = 15 samples), \
+         SXY22 App. C's ⌈3k ln k⌉ = 10 anchors at every M (the default ⌈k ln N⌉ grows with N, \
+         and Phase 1 costs a pass over the data per anchor) and 20 Phase 2 rounds, as `fedmix \
+         run` runs it. Wall = the child's whole life (generation included); \
          peak = its `VmHWM`; data = N·(d + 1)·8 bytes; baseline = the high-water mark before \
          any data exists.\n\n\
          | clients M | wall s | generate s | run s | peak MiB | data MiB | peak / data | (peak − baseline) / data | outcome d(θ̂, θ*) |\n|---|---|---|---|---|---|---|---|---|\n",
