@@ -45,7 +45,7 @@
 //! simulation: over held-out seeds 1001..1100 the pooled replicate variance was 1.06 × the
 //! exact one (the details print the ratio per run).
 //!
-//! Instances: at the full profile each validation series is drawn [`instances`] times (its own
+//! Instances: at the full profile each validation series is drawn `instances` times (its own
 //! `θ*`, `Σ_0`, `Û` and data); the constant must hold on every instance's cells and the slope
 //! test is on the mean of the instances' slopes (their per-`ℓ` geometric mean), so that the
 //! test's noise is not dominated by which instance one seed happens to draw.

@@ -44,7 +44,7 @@
 //! cluster separation at small `m` when `p_0` is small; the cause of the flattening at large `m`
 //! was not pinned down.)
 
-//! Instances: at the full profile the slope series are drawn several times ([`design`]); the
+//! Instances: at the full profile the slope series are drawn several times (`design`); the
 //! constant must hold on every instance's cells, the slope test is on the mean of the
 //! instances' slopes.
 //!

@@ -34,7 +34,7 @@
 //! `(sηρ/κ)/(1 − r)` over the validation points, against `1/c`. Sabotage: predicted exponent 2
 //! in s (the `s/κ` test).
 //!
-//! At the full profile each ρ point is measured on [`rho_replicates`] independent federations
+//! At the full profile each ρ point is measured on `rho_replicates` independent federations
 //! (every one enters the constant test and the minimum-decay condition; the slope is fitted on
 //! their per-point geometric means).
 //!
