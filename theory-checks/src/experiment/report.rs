@@ -422,18 +422,8 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
         (lo, hi)
     };
     let mut fig = fig.clone();
-    let (lx0, lx1) = {
-        let xs: Vec<f64> = fig
-            .lines
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.x))
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .collect();
-        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    };
-    let x_keys: Option<Vec<f64>> = (fig.log_x && lx1 / lx0 < 10.0).then(|| {
+    // The distinct positive x values, sorted: the axis range and, for a short log axis, its ticks.
+    let xs: Vec<f64> = {
         let mut xs: Vec<f64> = fig
             .lines
             .iter()
@@ -443,7 +433,12 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
         xs.sort_by(f64::total_cmp);
         xs.dedup();
         xs
-    });
+    };
+    let (lx0, lx1) = (
+        xs.first().copied().unwrap_or(f64::INFINITY),
+        xs.last().copied().unwrap_or(f64::NEG_INFINITY),
+    );
+    let x_keys: Option<Vec<f64>> = (fig.log_x && lx1 / lx0 < 10.0).then_some(xs);
     // Trace figures: the oracle is drawn as its floor, a dashed line at its final error over
     // the whole round axis (its own trace starts at θ* and rises to that floor).
     if fig.x_label == "round" {
@@ -466,30 +461,26 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (plot, legend) = root.split_horizontally(740);
-    match (fig.log_x, fig.log_y) {
-        (true, true) if x_keys.is_some() => chart!(
+    match (fig.log_x, fig.log_y, x_keys) {
+        (true, true, Some(keys)) => chart!(
             &plot,
             fig,
-            (x0..x1)
-                .log_scale()
-                .with_key_points(x_keys.unwrap_or_default()),
+            (x0..x1).log_scale().with_key_points(keys),
             (y0..y1).log_scale(),
             y0,
             sparse_x,
             sparse_y
         ),
-        (true, false) if x_keys.is_some() => chart!(
+        (true, false, Some(keys)) => chart!(
             &plot,
             fig,
-            (x0..x1)
-                .log_scale()
-                .with_key_points(x_keys.unwrap_or_default()),
+            (x0..x1).log_scale().with_key_points(keys),
             y0..y1,
             y0,
             sparse_x,
             sparse_y
         ),
-        (true, true) => chart!(
+        (true, true, None) => chart!(
             &plot,
             fig,
             (x0..x1).log_scale(),
@@ -498,7 +489,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
             sparse_x,
             sparse_y
         ),
-        (true, false) => chart!(
+        (true, false, None) => chart!(
             &plot,
             fig,
             (x0..x1).log_scale(),
@@ -507,7 +498,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
             sparse_x,
             sparse_y
         ),
-        (false, true) => chart!(
+        (false, true, _) => chart!(
             &plot,
             fig,
             x0..x1,
@@ -516,7 +507,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
             sparse_x,
             sparse_y
         ),
-        (false, false) => chart!(&plot, fig, x0..x1, y0..y1, y0, sparse_x, sparse_y),
+        (false, false, _) => chart!(&plot, fig, x0..x1, y0..y1, y0, sparse_x, sparse_y),
     }
     draw_legend(&legend, fig)?;
     root.present().map_err(|e| e.to_string())

@@ -12,7 +12,7 @@ use crate::framework::{Series, Side, SlopeFit};
 use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::federation::{Federation, FederationParts};
 use fedmix::params::Pairing;
-use fedmix::seed_streams::{stream, Purpose};
+use fedmix::seed_streams::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -394,6 +394,36 @@ pub fn cov_name(cov: (f64, f64)) -> &'static str {
         "Σ=βI"
     } else {
         "Σ diag"
+    }
+}
+
+/// Model seed of instance `instance` of a sweep series: instance 0 keeps the series' own seed
+/// (a series drawn once is unchanged), instance `i ≥ 1` draws from `child_seed(series_seed, i)`.
+pub fn instance_model_seed(series_seed: u64, instance: usize) -> u64 {
+    if instance == 0 {
+        series_seed
+    } else {
+        child_seed(series_seed, instance as u64)
+    }
+}
+
+/// Data seed of point `point` of an instance: instance 0 takes the next cell number of the
+/// sweep (`child_seed(master, tag + cell)`, `cell` counted in sweep order by `next_cell`);
+/// instance `i ≥ 1` takes `child_seed(model_seed, 1000 + point)`, so extra instances never
+/// shift the cell numbers of the series after them.
+pub fn instance_cell_seed(
+    master: u64,
+    tag: u64,
+    next_cell: &mut u64,
+    model_seed: u64,
+    instance: usize,
+    point: usize,
+) -> u64 {
+    if instance == 0 {
+        *next_cell += 1;
+        child_seed(master, tag + *next_cell - 1)
+    } else {
+        child_seed(model_seed, 1_000 + point as u64)
     }
 }
 

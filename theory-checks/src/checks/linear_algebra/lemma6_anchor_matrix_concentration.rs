@@ -53,9 +53,9 @@
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    cov_name, pair_trace_moments, series_slopes, spectral_norm, sweep_constant,
-    sweep_figure_series, xi, Mixture, SweepCell, ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG,
-    UNBIASED_SIZES,
+    cov_name, instance_cell_seed, instance_model_seed, pair_trace_moments, series_slopes,
+    spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, ThetaAt,
+    Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::{pair_moments, residual_moments};
@@ -216,13 +216,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         let series_seed = child_seed(cfg.seed, SEED_TAG + 900 + si as u64);
         let instances = if spec.calibration { 1 } else { instances(cfg) };
         for instance in 0..instances {
-            // Instance 0 keeps the series' own seeds; instance i ≥ 1 draws its model, frame
-            // and data from child seeds of the series seed.
-            let model_seed = if instance == 0 {
-                series_seed
-            } else {
-                child_seed(series_seed, instance as u64)
-            };
+            let model_seed = instance_model_seed(series_seed, instance);
             let p = vec![1.0 / spec.k as f64; spec.k];
             let mix = Mixture::draw(spec.d, &p, 1.0, spec.cov, spec.sigma, model_seed);
             let theta = spec.theta.theta(&mix);
@@ -239,12 +233,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 (mix.theta_star.column(0) - &theta).norm_squared() + spec.sigma * spec.sigma;
             for (ri, &ratio) in spec.ratios.iter().enumerate() {
                 let ell = spec.k * ratio;
-                let seed = if instance == 0 {
-                    cell_id += 1;
-                    child_seed(cfg.seed, SEED_TAG + cell_id - 1)
-                } else {
-                    child_seed(model_seed, 1_000 + ri as u64)
-                };
+                let seed =
+                    instance_cell_seed(cfg.seed, SEED_TAG, &mut cell_id, model_seed, instance, ri);
                 let devs: Vec<f64> = (0..reps as u64)
                     .map(|r| {
                         spectral_norm(&(anchor_matrix(&mix, &u_hat, ell, &theta, seed, r) - &ea))

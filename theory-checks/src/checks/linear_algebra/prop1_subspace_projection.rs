@@ -56,8 +56,9 @@
 //! (`m ≥ 1000 d`).
 
 use super::common::{
-    cov_name, geometric_means, phase1_federation, phase1_matrix, slope_fit, sweep_constant,
-    sweep_figure_series, xi, Mixture, SweepCell, EXTREME, RANDOM_DIAG,
+    cov_name, geometric_means, instance_cell_seed, instance_model_seed, phase1_federation,
+    phase1_matrix, slope_fit, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, EXTREME,
+    RANDOM_DIAG,
 };
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::federation::Federation;
@@ -232,24 +233,14 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         let series_seed = child_seed(cfg.seed, SEED_TAG + 900 + si as u64);
         let (instances, reps) = design(cfg, spec, reps);
         for instance in 0..instances {
-            // Instance 0 keeps the series' own seeds; instance i ≥ 1 draws its model and data
-            // from child seeds of the series seed.
-            let model_seed = if instance == 0 {
-                series_seed
-            } else {
-                child_seed(series_seed, instance as u64)
-            };
+            let model_seed = instance_model_seed(series_seed, instance);
             let mix = Mixture::draw(spec.d, spec.p, 1.0, spec.cov, spec.sigma, model_seed);
             for (ri, &ratio) in spec.ratios.iter().enumerate() {
                 let m = spec.d * ratio;
                 let (base, u, ts) = family(&mix, spec.kind, m);
                 let thetas: Vec<DVector<f64>> = ts.iter().map(|&t| &base - &u * t).collect();
-                let seed = if instance == 0 {
-                    cell_id += 1;
-                    child_seed(cfg.seed, SEED_TAG + cell_id - 1)
-                } else {
-                    child_seed(model_seed, 1_000 + ri as u64)
-                };
+                let seed =
+                    instance_cell_seed(cfg.seed, SEED_TAG, &mut cell_id, model_seed, instance, ri);
                 // stats[t][r]: replicate r at θ number t (the same data for every θ).
                 let mut stats = vec![Vec::with_capacity(reps); thetas.len()];
                 for r in 0..reps as u64 {
