@@ -6,7 +6,7 @@
 //!
 //! Setup: k = 2, d = 5, `θ*_j = (Δ/√2)e_j` (so `‖θ*_0 − θ*_1‖ = Δ`), `Σ = I`, σ = 1, M =
 //! [`CLIENTS`] clients alternating between the clusters (ρ ≈ ½), **log-normal sizes**
-//! `n_i = max(2, round(exp(ln 8 + 0.8 Z)))` — small clients are misclustered often, large ones
+//! `n_i = max(MIN_SIZE, round(exp(ln 8 + 0.8 Z)))` — small clients are misclustered often, large ones
 //! rarely, and the aggregation weights `n_i/N` differ by two orders of magnitude. Phase 2 is
 //! the library's [`run_phase2`] (eq. 8 clustering, the fused `n_i/N`-weighted FedAvg round,
 //! SXY22 Algorithm 2) with s = 1 and η = [`ETA_GAMMA`] × the largest admissible step, started
@@ -14,6 +14,17 @@
 //! to its fixed point (checked: [`CONVERGED`]). Only Δ varies: it sets ν
 //! (the misclustering probability of a client falls like `exp(−c n_i Δ²/σ²)`, Lemma 10), while
 //! σ, κ and ρ stay fixed and belong to the constant.
+//!
+//! Grids: the quick profile calibrates on Δ ∈ {0.75, 1.1, 1.7} and validates on 7 values in
+//! 0.65..2.3 ([`REPS`] federations of [`CLIENTS`] clients per point); the full profile
+//! calibrates on Δ ∈ {0.5, 0.75, 1.1, 1.7, 2.65, 3.55} and validates on 18 values in 0.45..4.6
+//! ([`REPS_FULL`] federations of [`CLIENTS_FULL`]), so that `ν log(e/ν)` spans ≥ 2 decades
+//! (≈ 0.5 down to ≈ 0.003) — at Δ ≤ 2.5 it spans only 1.3. Over that wider range the ratio
+//! `e / (σ ν log(e/ν))` is not flat (at seed 20221 it falls from 0.14 at Δ = 0.45 to 0.06 at
+//! Δ = 2.2 and rises again to 0.09 at Δ = 4: conditional on being misclustered at large Δ, a
+//! client's noise is large, ‖ε_i‖ ≳ ‖φ_i(θ*_j − θ*_l)‖/2, and so is its pull), so the full
+//! calibration grid interleaves the validation grid over the whole Δ range instead of
+//! covering one end of it.
 //!
 //! Measured per point (mean over [`REPS`] federations): ν = Σ_{misclustered i} n_i / N at the
 //! last round, and the excess `e = d(θ_T, θ̂^LS)` — eq. 6's bottleneck distance to the oracle
@@ -59,6 +70,13 @@ const SIGMA: f64 = 1.0;
 pub const CLIENTS: usize = 3000;
 /// Federations per point.
 pub const REPS: u64 = 2;
+/// Federations per point in the full profile.
+pub const REPS_FULL: u64 = 4;
+/// Clients per federation in the full profile. Its validation grid reaches Δ = 4.6, where
+/// ν ≈ 3·10⁻⁴: at 8000 clients (N ≈ 88 000) that is still ≈ 25 misclustered samples per
+/// federation, a handful of clients, so `e` is an average over several misclustered clients
+/// rather than one.
+pub const CLIENTS_FULL: usize = 8000;
 /// Phase 2 step: this fraction γ of the largest step the library admits for FedAvg
 /// (`η < 1 / max_i ‖φ_i‖²/n_i`, so that no client's local step diverges).
 pub const ETA_GAMMA: f64 = 0.9;
@@ -74,9 +92,11 @@ pub const ROUNDS_FULL: usize = 300;
 pub const CONVERGED: f64 = 0.05;
 /// Sample SD of the validation slope on `ν log(e/ν)` across [`SLOPE_SD_SEEDS`] held-out master
 /// seeds 1001..1020 (quick profile; mean 1.191, range 1.145..1.289). Used at both profiles: the
-/// full profile's own held-out seeds 1001..1020 gave a smaller SD, 0.0297 (mean 1.190, range
-/// 1.141..1.240), and a smaller log-ratio SD, 0.069 (2026-11-26), so the quick values are the
-/// conservative ones.
+/// earlier full design (Δ ≤ 2.5, 3000 clients, 2 federations per point) gave a smaller SD on
+/// its own held-out seeds 1001..1020, 0.0297 (mean 1.190, range 1.141..1.240), and a smaller
+/// log-ratio SD, 0.069; the present full design (wider Δ range, 4 × 8000 clients per point)
+/// averages more misclustered clients per point, and its spread across master seeds is
+/// reported with the power table (`docs/theory/full-profile/power.md`).
 pub const SLOPE_SD: f64 = 0.041;
 /// Number of held-out seeds behind [`SLOPE_SD`] and the log-ratio statistics.
 pub const SLOPE_SD_SEEDS: usize = 20;
@@ -104,9 +124,9 @@ fn fedx_max_eta(fed: &Federation) -> f64 {
     1.0 / gamma(fed, 1.0).0
 }
 
-fn sizes(seed: u64) -> Vec<usize> {
+fn sizes(clients: usize, seed: u64) -> Vec<usize> {
     let mut rng = stream(seed, Purpose::Sizes, 0);
-    (0..CLIENTS)
+    (0..clients)
         .map(|_| {
             let z: f64 = rng.sample(StandardNormal);
             ((8f64.ln() + 0.8 * z).exp().round() as usize).max(MIN_SIZE)
@@ -137,11 +157,12 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
     let mut floor = 0.0;
     let mut failure = None;
     let mut unconverged: f64 = 0.0;
-    for rep in 0..REPS {
+    let clients = cfg.pick(CLIENTS, CLIENTS_FULL);
+    for rep in 0..cfg.pick(REPS, REPS_FULL) {
         let seed = child(cfg.seed, 31, idx * 100 + rep);
         let ts = DMatrix::from_fn(D, K, |r, c| if r == c { delta / 2f64.sqrt() } else { 0.0 });
-        let labels: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
-        let sz = sizes(seed);
+        let labels: Vec<usize> = (0..clients).map(|i| i % K).collect();
+        let sz = sizes(clients, seed);
         let fed = Mixture::with_theta(ts.clone(), SIGMA).federation(&labels, &sz, seed);
         let eta = ETA_GAMMA * fedx_max_eta(&fed);
         let p = Phase2Params {
@@ -154,7 +175,7 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
         match run_phase2(&fed, &oracle, &p, None, &mut Recorder::quiet()) {
             Ok((theta, lab)) => {
                 let n = fed.total_samples() as f64;
-                let nu = (0..CLIENTS)
+                let nu = (0..clients)
                     .filter(|&i| lab[i] != labels[i])
                     .map(|i| fed.n(i) as f64)
                     .sum::<f64>()
@@ -185,10 +206,13 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
 
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
-    let cal_deltas = [0.75, 1.1, 1.7];
+    let cal_deltas: Vec<f64> = cfg.pick(vec![0.75, 1.1, 1.7], vec![0.5, 0.75, 1.1, 1.7, 2.65, 3.55]);
     let val_deltas: Vec<f64> = cfg.pick(
         vec![0.65, 0.85, 1.0, 1.25, 1.5, 1.9, 2.3],
-        vec![0.6, 0.7, 0.85, 1.0, 1.2, 1.4, 1.6, 1.9, 2.1, 2.3, 2.5],
+        vec![
+            0.45, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4, 1.6, 1.9, 2.2, 2.5, 2.8, 3.1, 3.4, 3.7, 4.0, 4.3,
+            4.6,
+        ],
     );
     let cal: Vec<Point> = cal_deltas
         .iter()
@@ -258,7 +282,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: vec![fit],
         passed,
         details: vec![
-            format!("k = {K}, d = {D}, σ = {SIGMA}, Σ = I, M = {CLIENTS} alternating clusters, log-normal n_i = max({MIN_SIZE}, round(8 e^(0.8Z))); library run_phase2 (fused round), s = 1, η = {ETA_GAMMA} / max_i ‖φ_i‖²/n_i, {} rounds from the oracle least squares; {REPS} federations per Δ; seeds child(seed, 31, ·)", cfg.pick(ROUNDS, ROUNDS_FULL)),
+            format!("k = {K}, d = {D}, σ = {SIGMA}, Σ = I, M = {} alternating clusters, log-normal n_i = max({MIN_SIZE}, round(8 e^(0.8Z))); library run_phase2 (fused round), s = 1, η = {ETA_GAMMA} / max_i ‖φ_i‖²/n_i, {} rounds from the oracle least squares; {} federations per Δ; seeds child(seed, 31, ·)", cfg.pick(CLIENTS, CLIENTS_FULL), cfg.pick(ROUNDS, ROUNDS_FULL), cfg.pick(REPS, REPS_FULL)),
             format!("excess e = d(θ_T, θ̂^LS) to the oracle least squares on the true clusters (the s = 1 oracle fixed point); ν measured at the last round"),
             format!("convergence: largest ‖θ_T − θ̂^LS(labels_T)‖ / e = {unconverged:.2e} (must be ≤ {CONVERGED}: θ_T is the s = 1 fixed point of its own final clustering — wrong weights or step counts move it)"),
             format!("validation ν range {min_nu:.2e} .. {max_nu:.2e} (must reach 1e-2); slope of e on ν itself {slope_nu:.3} (information: the bound's log factor is slack)"),
