@@ -18,9 +18,13 @@
 //! replicates of `sup_{θ, j} |G_j(θ) − Ḡ_j(θ)|`, divided by N.
 //!
 //! Checks: one constant C (calibrated on M ∈ {50, 400} balanced and one skewed point, ×
-//! [`SAFETY`]) holds on a disjoint validation grid — balanced `n_i = 5`, M from 20 to 2000 — and
-//! under quantity skew (log-normal sizes, mean 10, increasing spread at M = 400, so N is fixed
-//! in expectation); and two rate tests on the **mean over replicates** of
+//! [`SAFETY`]) holds on a disjoint validation grid — balanced `n_i = 5`, M from 20 to 2000
+//! (4000 in the full profile) — and under quantity skew (log-normal sizes, mean 10, increasing
+//! spread, so N is fixed in expectation: random draws at M = 400 in the quick profile;
+//! quantile sizes at M = 2000 in the full profile, [`quantile_sizes`], whose χ²(n)+1 runs from
+//! 1 to 131 — 2.1 decades; M = 400 random draws reach 12 at spread 2 and cannot go much
+//! further, since χ²(n)+1 ≤ M and their realised χ² is heavy-tailed); and two rate tests on
+//! the **mean over replicates** of
 //! `sup_{θ, j} |G_j(θ) − Ḡ_j(θ)| / N` — the expected supremum that Lemma 12 bounds by
 //! `√(v Σ_i n_i²)` (McDiarmid adds a deviation of the same order):
 //! 1. balanced sizes: slope −½ in M, two-sided. Here the family's sup is sandwiched between
@@ -38,11 +42,13 @@
 //!    size draws per spread) the max over 16 draws gives slope 0.45 and the mean 0.50 — the max's extreme-value factor falls from
 //!    Gaussian (≈ √(2 ln draws)) to ≈ 1 as a few clients come to dominate, which is why the
 //!    slopes are taken on the mean. A two-sided test of exponent ½ on this statistic asserted
-//!    a tightness eq. 32 does not claim.
+//!    a tightness eq. 32 does not claim. The full profile's quantile design (deterministic
+//!    sizes up to χ²(n)+1 = 131) gives 0.407 (SD 0.010) on the same held-out seeds.
 //!
 //! Tolerances come from the sampling variability of the slopes: prediction intervals
 //! ([`prediction_tolerance`]) from the SDs across the held-out master seeds 1001..1020
-//! ([`SLOPE_SD_M`], [`SLOPE_SD_CHI`]) at the check's false-failure probability [`check_alpha`],
+//! ([`SLOPE_SD_M`], [`SLOPE_SD_CHI`]; the full profile's designs have their own,
+//! [`SLOPE_SD_M_FULL`], [`SLOPE_SD_CHI_FULL`]) at the check's false-failure probability [`check_alpha`],
 //! split equally between the two rate tests (the constant test, with its × [`SAFETY`] margin,
 //! has no stated α). Sabotage: the predicted exponent in M is −1.
 
@@ -69,14 +75,24 @@ pub const SLOPE_SD_M: f64 = 0.013;
 pub const SLOPE_SD_CHI: f64 = 0.040;
 /// Number of held-out seeds behind the SDs.
 pub const SLOPE_SD_SEEDS: usize = 20;
+/// The full profile's designs (M to 4000; quantile sizes at M = 2000): sample SD of the slope
+/// in M over the held-out master seeds 1001..1020 at the full profile (mean −0.497, range −0.505..−0.486).
+pub const SLOPE_SD_M_FULL: f64 = 0.0058;
+/// The same for the slope in χ²+1 (mean 0.407, range 0.386..0.422).
+pub const SLOPE_SD_CHI_FULL: f64 = 0.0097;
 
 /// Tolerances of the two rate tests, each at half the check's α ([`prediction_tolerance`]):
-/// two-sided for the M slope, one-sided for the χ²+1 slope.
-pub fn slope_tolerances() -> (f64, f64) {
+/// two-sided for the M slope, one-sided for the χ²+1 slope, from the SDs of the profile's own
+/// design.
+pub fn slope_tolerances(cfg: &CheckConfig) -> (f64, f64) {
     let a = check_alpha() / 2.0;
+    let (sd_m, sd_chi) = cfg.pick(
+        (SLOPE_SD_M, SLOPE_SD_CHI),
+        (SLOPE_SD_M_FULL, SLOPE_SD_CHI_FULL),
+    );
     (
-        prediction_tolerance(SLOPE_SD_M, SLOPE_SD_SEEDS, a, true),
-        prediction_tolerance(SLOPE_SD_CHI, SLOPE_SD_SEEDS, a, false),
+        prediction_tolerance(sd_m, SLOPE_SD_SEEDS, a, true),
+        prediction_tolerance(sd_chi, SLOPE_SD_SEEDS, a, false),
     )
 }
 const K: usize = 3;
@@ -86,6 +102,8 @@ const DELTA: f64 = 1.0;
 const BALANCED_N: usize = 5;
 const SKEW_MEAN: usize = 10;
 const SKEW_M: usize = 400;
+/// Clients of the full profile's skewed validation series ([`quantile_sizes`]).
+const SKEW_M_FULL: usize = 2000;
 
 fn theta_star() -> DMatrix<f64> {
     DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 })
@@ -226,6 +244,27 @@ fn skewed_sizes(spread: f64, seed: u64) -> Vec<usize> {
     fed.train.sizes()
 }
 
+/// Log-normal sizes by quantiles (the full profile's skewed series): client i gets
+/// `max(1, round(mean · exp(s z_i − s²/2)))` with `z_i = Φ⁻¹((i + ½)/M)`, the sizes then
+/// assigned to clients by a seeded permutation. Unlike random draws, whose `χ²(n)` is
+/// heavy-tailed at large spread (at M = 2000, s = 2.8 it ranges 27..508 over 20 draws), the
+/// quantile design puts every master seed's points at the same `χ²(n)+1`, so the slope's
+/// x axis is fixed and spans the same 2.1 decades at every seed.
+fn quantile_sizes(spread: f64, seed: u64) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let std = Normal::standard();
+    let mut sizes: Vec<usize> = (0..SKEW_M_FULL)
+        .map(|i| {
+            let z = std.inverse_cdf((i as f64 + 0.5) / SKEW_M_FULL as f64);
+            let n = (SKEW_MEAN as f64 * (spread * z - 0.5 * spread * spread).exp()).round();
+            (n as usize).max(1)
+        })
+        .collect();
+    sizes.shuffle(&mut stream(seed, Purpose::Sizes, 0));
+    sizes
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let reps = cfg.pick(16, 40);
@@ -234,11 +273,18 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let balanced = |m: usize, i: u64| measure(&vec![BALANCED_N; m], &fam, reps, seed(1, i));
     let skewed =
         |spread: f64, i: u64| measure(&skewed_sizes(spread, seed(2, i)), &fam, reps, seed(3, i));
+    // The validation series: random log-normal draws at M = 400 (quick), quantile log-normal
+    // sizes at M = 2000 reaching χ²(n)+1 = 131 (full; ≥ 2 decades for the slope).
+    let skewed_val = |spread: f64, i: u64| {
+        let draw: fn(f64, u64) -> Vec<usize> = cfg.pick(skewed_sizes, quantile_sizes);
+        let sizes = draw(spread, seed(2, i));
+        measure(&sizes, &fam, reps, seed(3, i))
+    };
     let cal_m = [50, 400];
     let val_m: Vec<usize> = cfg.pick(vec![20, 80, 300, 2000], vec![20, 50, 150, 600, 2000, 4000]);
     let cal_spread = [0.8];
     let val_spread: Vec<f64> =
-        cfg.pick(vec![0.0, 0.6, 1.2, 1.8], vec![0.0, 0.4, 0.8, 1.2, 1.6, 2.0]);
+        cfg.pick(vec![0.0, 0.6, 1.2, 1.8], vec![0.0, 0.6, 1.2, 1.6, 2.0, 2.5, 3.0]);
     let mut cal: Vec<Point> = cal_m
         .iter()
         .enumerate()
@@ -258,7 +304,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let val_skew: Vec<Point> = val_spread
         .iter()
         .enumerate()
-        .map(|(i, &s)| skewed(s, 300 + i as u64))
+        .map(|(i, &s)| skewed_val(s, 300 + i as u64))
         .collect();
     let pairs =
         |v: &[&Point]| -> Vec<(f64, f64)> { v.iter().map(|p| (p.dev, p.shape())).collect() };
@@ -285,7 +331,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         fit(&val_bal, &m_of, &|p| p.dev_tie),
         fit(&val_skew, &chi_of, &|p| p.dev_tie),
     );
-    let (tol_m, tol_chi) = slope_tolerances();
+    let (tol_m, tol_chi) = slope_tolerances(cfg);
+    let (sd_m, sd_chi) = cfg.pick(
+        (SLOPE_SD_M, SLOPE_SD_CHI),
+        (SLOPE_SD_M_FULL, SLOPE_SD_CHI_FULL),
+    );
     let slopes = vec![
         SlopeFit {
             parameter: "M (balanced, n_i = 5; mean over replicates of the sup)".into(),
@@ -296,7 +346,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             design: Design::of(&val_bal.iter().map(m_of).collect::<Vec<_>>(), true),
         },
         SlopeFit {
-            parameter: "χ²(n)+1 (log-normal sizes, M = 400; mean over replicates of the sup)"
+            parameter: cfg
+                .pick(
+                    "χ²(n)+1 (log-normal sizes, M = 400; mean over replicates of the sup)",
+                    "χ²(n)+1 (log-normal quantile sizes, M = 2000; mean over replicates of the sup)",
+                )
                 .into(),
             slope: fit(&val_skew, &chi_of, &|p| p.dev_mean),
             predicted: 0.5,
@@ -342,9 +396,9 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("P{{i ∈ S_j(θ)}} by {reps} independent Monte Carlo replicates of the data (leave-one-out mean); statistic per point = max over replicates of sup_(θ,j) |G − Ḡ| / N"),
             format!("calibration: balanced M ∈ {cal_m:?}, skewed spread {cal_spread:?}; C = max ratio × {SAFETY} = {c:.4e}; worst validation ratio {worst:.4e}"),
             format!("validation balanced (n_i = {BALANCED_N}): {}", val_bal.iter().map(row).collect::<Vec<_>>().join("; ")),
-            format!("validation skewed (log-normal, mean {SKEW_MEAN}, M = {SKEW_M}, spreads {val_spread:?}): {}", val_skew.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation skewed ({}, mean {SKEW_MEAN}, spreads {val_spread:?}): {}", cfg.pick(format!("random log-normal draws, M = {SKEW_M}"), format!("log-normal quantile sizes, M = {SKEW_M_FULL}")), val_skew.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("calibration: {}", cal.iter().map(row).collect::<Vec<_>>().join("; ")),
-            format!("rate tests on the mean over replicates of sup_(θ,j) |G − Ḡ| / N (Lemma 12's E sup): M slope two-sided, tolerance t_(19, 1−α/4) × {SLOPE_SD_M} × √(1 + 1/20) = {tol_m:.3}; χ²+1 slope one-sided (eq. 32 is an upper bound, the finite family's sup a lower bound of the true sup), tolerance t_(19, 1−α/2) × {SLOPE_SD_CHI} × √(1 + 1/20) = {tol_chi:.3}; SDs across {SLOPE_SD_SEEDS} held-out master seeds 1001..1020; false-failure probability α = {:.2e} for the two rate tests together (1% / #checks); the constant test (× {SAFETY} margin) has no stated α", check_alpha()),
+            format!("rate tests on the mean over replicates of sup_(θ,j) |G − Ḡ| / N (Lemma 12's E sup): M slope two-sided, tolerance t_(19, 1−α/4) × {sd_m} × √(1 + 1/20) = {tol_m:.3}; χ²+1 slope one-sided (eq. 32 is an upper bound, the finite family's sup a lower bound of the true sup), tolerance t_(19, 1−α/2) × {sd_chi} × √(1 + 1/20) = {tol_chi:.3}; SDs across {SLOPE_SD_SEEDS} held-out master seeds 1001..1020 of this profile's design; false-failure probability α = {:.2e} for the two rate tests together (1% / #checks); the constant test (× {SAFETY} margin) has no stated α", check_alpha()),
             format!("information, not asserted — max over replicates: slope {max_m:.3} in M, {max_chi:.3} in χ²+1; tie configurations only (max): {tie_m:.3} in M, {tie_chi:.3} in χ²+1"),
             if cfg.sabotage { "SABOTAGED: predicted exponent in M = −1".into() } else { "predicted exponent in M = −½".into() },
         ],
