@@ -80,7 +80,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // sample covariance `X Xᵀ/n` has the eigenvalues of the n × n Gram matrix `XᵀX/n`, ≈ d/n
     // (Marchenko–Pastur: d/n (1 ± √(n/d))²) instead of the population's 1 = β, so σ̂ measures
     // the error amplified by λ and the step `σ̂/2` overshoots: `|1 − λ/2|` per iteration.
-    println!("\nAn anchor's sample covariance on the span of its own n samples (d = 1000, seed 1):\n");
+    println!(
+        "\nAn anchor's sample covariance on the span of its own n samples (d = 1000, seed 1):\n"
+    );
     println!("| n | d/n | λ min | λ mean | λ max | predicted growth per iteration |λ̄/2 − 1| |");
     println!("|---|---|---|---|---|---|");
     for n in [50usize, 100, 200] {

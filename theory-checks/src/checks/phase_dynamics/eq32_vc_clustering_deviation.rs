@@ -283,8 +283,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let cal_m = [50, 400];
     let val_m: Vec<usize> = cfg.pick(vec![20, 80, 300, 2000], vec![20, 50, 150, 600, 2000, 4000]);
     let cal_spread = [0.8];
-    let val_spread: Vec<f64> =
-        cfg.pick(vec![0.0, 0.6, 1.2, 1.8], vec![0.0, 0.6, 1.2, 1.6, 2.0, 2.5, 3.0]);
+    let val_spread: Vec<f64> = cfg.pick(
+        vec![0.0, 0.6, 1.2, 1.8],
+        vec![0.0, 0.6, 1.2, 1.6, 2.0, 2.5, 3.0],
+    );
     let mut cal: Vec<Point> = cal_m
         .iter()
         .enumerate()
