@@ -174,7 +174,7 @@ pub fn prediction_tolerance(sd: f64, n: usize, alpha: f64, two_sided: bool) -> f
 }
 
 /// A series of the check's figure.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
     /// Legend label.
     pub label: String,
@@ -185,7 +185,7 @@ pub struct Series {
 }
 
 /// The data of a check's figure.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Figure {
     /// Title.
     pub title: String,
@@ -202,7 +202,7 @@ pub struct Figure {
 }
 
 /// The outcome of one check.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CheckRecord {
     /// Check name (module name).
     pub name: String,
