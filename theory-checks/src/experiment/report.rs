@@ -4,7 +4,7 @@
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 
 use crate::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
-use crate::figure::register_fonts;
+use crate::figure::{log_axis, register_fonts};
 use crate::progress::Progress;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -272,7 +272,7 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
 }
 
 macro_rules! chart {
-    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $y0:expr, $sx:expr, $sy:expr) => {{
+    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $y0:expr) => {{
         let mut chart = ChartBuilder::on($root)
             .caption(&$fig.title, ("sans-serif", 16))
             .margin(12)
@@ -286,8 +286,8 @@ macro_rules! chart {
             .x_desc($fig.x_label.as_str())
             .y_desc($fig.y_label.as_str())
             .label_style(("sans-serif", 12))
-            .x_label_formatter(&|v| crate::figure::log_tick(*v, $fig.log_x && $sx))
-            .y_label_formatter(&|v| crate::figure::log_tick(*v, $fig.log_y && $sy))
+            .x_label_formatter(&|v| crate::figure::tick(*v))
+            .y_label_formatter(&|v| crate::figure::tick(*v))
             .draw()
             .map_err(|e| e.to_string())?;
         let p1 = $fig
@@ -456,58 +456,20 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
     fig.log_y &= ly1 / ly0 >= 10.0;
     let fig = &fig;
     let ((x0, x1), (y0, y1)) = range(fig);
-    // Every grid value of a short log x axis is labelled (`x_keys`).
-    let (sparse_x, sparse_y) = (x1 / x0 >= 10.0 && x_keys.is_none(), y1 / y0 >= 10.0);
     let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (plot, legend) = root.split_horizontally(740);
-    match (fig.log_x, fig.log_y, x_keys) {
-        (true, true, Some(keys)) => chart!(
-            &plot,
-            fig,
-            (x0..x1).log_scale().with_key_points(keys),
-            (y0..y1).log_scale(),
-            y0,
-            sparse_x,
-            sparse_y
-        ),
-        (true, false, Some(keys)) => chart!(
-            &plot,
-            fig,
-            (x0..x1).log_scale().with_key_points(keys),
-            y0..y1,
-            y0,
-            sparse_x,
-            sparse_y
-        ),
-        (true, true, None) => chart!(
-            &plot,
-            fig,
-            (x0..x1).log_scale(),
-            (y0..y1).log_scale(),
-            y0,
-            sparse_x,
-            sparse_y
-        ),
-        (true, false, None) => chart!(
-            &plot,
-            fig,
-            (x0..x1).log_scale(),
-            y0..y1,
-            y0,
-            sparse_x,
-            sparse_y
-        ),
-        (false, true, _) => chart!(
-            &plot,
-            fig,
-            x0..x1,
-            (y0..y1).log_scale(),
-            y0,
-            sparse_x,
-            sparse_y
-        ),
-        (false, false, _) => chart!(&plot, fig, x0..x1, y0..y1, y0, sparse_x, sparse_y),
+    // Log axes take the grid of `figure::log_key_points`; every grid value of a short log x
+    // axis is labelled instead (`x_keys`).
+    let log_x = || match &x_keys {
+        Some(keys) => (x0..x1).log_scale().with_key_points(keys.clone()),
+        None => log_axis(x0, x1),
+    };
+    match (fig.log_x, fig.log_y) {
+        (true, true) => chart!(&plot, fig, log_x(), log_axis(y0, y1), y0),
+        (true, false) => chart!(&plot, fig, log_x(), y0..y1, y0),
+        (false, true) => chart!(&plot, fig, x0..x1, log_axis(y0, y1), y0),
+        (false, false) => chart!(&plot, fig, x0..x1, y0..y1, y0),
     }
     draw_legend(&legend, fig)?;
     root.present().map_err(|e| e.to_string())
