@@ -21,7 +21,7 @@
 //! [`SAFETY`]) holds on a disjoint validation grid — balanced `n_i = 5`, M from 20 to 2000
 //! (4000 in the full profile) — and under quantity skew (log-normal sizes, mean 10, increasing
 //! spread, so N is fixed in expectation: random draws at M = 400 in the quick profile;
-//! quantile sizes at M = 2000 in the full profile, [`quantile_sizes`], whose χ²(n)+1 runs from
+//! quantile sizes at M = 2000 in the full profile (`quantile_sizes`), whose χ²(n)+1 runs from
 //! 1 to 131 — 2.1 decades; M = 400 random draws reach 12 at spread 2 and cannot go much
 //! further, since χ²(n)+1 ≤ M and their realised χ² is heavy-tailed); and two rate tests on
 //! the **mean over replicates** of
