@@ -404,13 +404,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
             .flat_map(|f| f.checks)
             .filter(|r| !names.contains(&r.name)),
     );
-    let order: Vec<&str> = selected(None).iter().map(|(n, _)| *n).collect();
-    table.sort_by_key(|r| {
-        order
-            .iter()
-            .position(|n| *n == r.name)
-            .unwrap_or(order.len())
-    });
+    table.sort_by_key(|r| suite_position(&r.name));
     fedmix::io::prepare_output_dir(&out).map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
     let mut all_ok = true;
@@ -640,6 +634,15 @@ fn write_report(args: &Args, timings: &[(String, (f64, usize))]) -> Result<(), S
     Ok(())
 }
 
+/// Where check `name` stands in the suite's order (unknown names last).
+fn suite_position(name: &str) -> usize {
+    let order = selected(None);
+    order
+        .iter()
+        .position(|(n, _)| *n == name)
+        .unwrap_or(order.len())
+}
+
 /// Per-check reports and the index (`README.md`, `summary.json`) of every check: a partial run
 /// (`--only`) replaces its checks' entries in the existing index and keeps the rest.
 fn write_reports(
@@ -695,13 +698,7 @@ fn write_reports(
                 None => old.push(r.clone()),
             }
         }
-        let order: Vec<&str> = selected(None).iter().map(|(n, _)| *n).collect();
-        old.sort_by_key(|r| {
-            order
-                .iter()
-                .position(|n| *n == r.name)
-                .unwrap_or(order.len())
-        });
+        old.sort_by_key(|r| suite_position(&r.name));
         println!(
             "partial run (--only): {} check report(s) written to {}; their entries replaced in \
              README.md and summary.json (the other {} kept from the earlier run)",
