@@ -151,13 +151,7 @@ pub fn power_table(runs: &[(String, u64, Vec<SlopeFit>)]) -> Vec<PowerRow> {
                 .iter()
                 .map(|f| &f.design)
                 .min_by(|a, b| {
-                    let span = |d: &Design| {
-                        if d.log_x && d.x_min > 0.0 {
-                            (d.x_max / d.x_min).log10()
-                        } else {
-                            d.x_max - d.x_min
-                        }
-                    };
+                    let span = |d: &Design| d.decades().unwrap_or(d.x_max - d.x_min);
                     (a.points, span(a))
                         .partial_cmp(&(b.points, span(b)))
                         .unwrap_or(std::cmp::Ordering::Equal)
