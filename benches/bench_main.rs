@@ -15,7 +15,7 @@ use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, random_orthonormal, Batched};
 use fedmix::metrics::bottleneck_distance;
 use fedmix::params::IfcaOption;
-use fedmix::params::RunConfig;
+use fedmix::params::{IfcaConfig, Phase1Config, Phase2Config, StepRule, TwoPhaseParams};
 use fedmix::params::{Pairing, Phase1Variant};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
@@ -45,12 +45,15 @@ fn quick<'a>(
 
 fn bench_ifca(c: &mut Criterion) {
     let f = fed("ifca-official", &[]);
-    let cfg = RunConfig {
-        ifca_option: IfcaOption::Gradient,
-        eta: Some(0.1),
-        ..RunConfig::default()
+    let cfg = IfcaConfig {
+        option: IfcaOption::Gradient,
+        phase2: Phase2Config {
+            step: StepRule::Fixed(0.1),
+            ..Phase2Config::default()
+        },
+        ..IfcaConfig::default()
     };
-    let p = IfcaParams::from_config(&cfg, &f).expect("valid");
+    let p = IfcaParams::resolve(&cfg, &f).expect("valid");
     let theta = random_init(f.d(), 2, 1.0, 1, 0);
     let all: Vec<usize> = (0..f.num_clients()).collect();
     let mut g = quick(c, "ifca");
@@ -93,7 +96,7 @@ fn bench_phase2(c: &mut Criterion) {
     let mut g = quick(c, "phase2");
     for setting in ["sxy-balanced", "sxy-unbalanced-data", "sxy-unbalanced-both"] {
         let f = fed(setting, &[]);
-        let p = RunConfig::default().phase2(&f);
+        let p = Phase2Config::default().resolve(&f);
         let theta = random_init(f.d(), 3, 1.0, 1, 0);
         g.bench_function(BenchmarkId::new("phase2_round", setting), |b| {
             b.iter(|| phase2_round_fused(&f, &theta, &p, None, None))
@@ -104,11 +107,15 @@ fn bench_phase2(c: &mut Criterion) {
 
 fn bench_phase1(c: &mut Criterion) {
     let f = fed("sxy-balanced", &[]);
-    let cfg = RunConfig {
-        phase1_iterations: 1,
-        ..RunConfig::default()
+    let cfg = TwoPhaseParams {
+        phase1: Phase1Config {
+            iterations: 1,
+            ..Phase1Config::default()
+        },
+        ..TwoPhaseParams::default()
     };
-    let p = cfg.phase1(&f).expect("valid");
+    let k = fedmix::params::resolve_k(cfg.k, &f).expect("valid");
+    let p = cfg.phase1.resolve(k, &f);
     let theta0 = random_init(f.d(), 1, 1.0, 1, 0).column(0).clone_owned();
     let set: Vec<usize> = (0..f.num_clients()).collect();
     let moments = client_moments(

@@ -13,7 +13,8 @@
 //!   seeds 1–3.
 //!
 //! `cargo run --release --example baselines_table -- [key=value ...]`: the arguments override
-//! the run configuration of every algorithm (e.g. `srfca_lambda_quantile=0.1`). Environment:
+//! the parameters of every algorithm that reads the key (e.g. `srfca_lambda_quantile=0.1`; a key
+//! none of the tables' algorithms reads is refused). Environment:
 //! `PARTS` (comma list of `ifca-official,srfca,one-shot,cfl`; default all), `SEEDS` (e.g. `1-3`
 //! or `1,4`; replaces each part's default seeds), `R_VALUES` (the `r` list of `ifca-official`),
 //! `SRFCA_SETTINGS` (settings of the `srfca` part). `ifca-official`'s 30 runs per data seed advance
@@ -31,13 +32,78 @@ use fedmix::engine::summary::RunSummary;
 use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
-use fedmix::params::RunConfig;
+use fedmix::params::{
+    check_known, keys_of, AlgorithmKind, AlgorithmParams, CflConfig, IfcaConfig,
+    IfcaOfficialConfig, OneShotParams, OracleLabelsParams, SrfcaConfig,
+};
 use fedmix::synthetic::generate_named;
 use std::time::Instant;
 
 /// σ of the `ifca-official` table (a fixed choice of this table; the official r–noise sweeps
 /// vary it).
 const IFCA_OFFICIAL_SIGMA: &str = "0.1";
+
+/// The parameters of the tables' algorithms: each reads its own keys of the overrides.
+struct Params {
+    ifca_official: IfcaOfficialConfig,
+    srfca: SrfcaConfig,
+    ifca: IfcaConfig,
+    one_shot: OneShotParams,
+    oracle_labels: OracleLabelsParams,
+    cfl: CflConfig,
+}
+
+impl Params {
+    /// Parse `key=value` overrides: each algorithm gets the keys it reads; a key that no
+    /// algorithm of the tables reads is refused.
+    fn from_sets(sets: &[(String, String)]) -> Self {
+        use AlgorithmKind::{Cfl, Ifca, IfcaOfficial, OneShot, OracleLabels, SrFca};
+        let kinds = [IfcaOfficial, SrFca, Ifca, OneShot, OracleLabels, Cfl];
+        check_known(sets.iter().map(|(k, _)| k.as_str()), "arguments").expect("known keys");
+        for (key, _) in sets {
+            assert!(
+                kinds
+                    .iter()
+                    .any(|&kind| keys_of(kind).contains(&key.as_str())),
+                "`{key}` is read by none of {kinds:?}"
+            );
+        }
+        let parse = |kind: AlgorithmKind| {
+            let own: Vec<(String, String)> = sets
+                .iter()
+                .filter(|(k, _)| keys_of(kind).contains(&k.as_str()))
+                .cloned()
+                .collect();
+            AlgorithmParams::from_sources(kind, None, &own).expect("valid configuration")
+        };
+        let (
+            AlgorithmParams::IfcaOfficial(ifca_official),
+            AlgorithmParams::SrFca(srfca),
+            AlgorithmParams::Ifca(ifca),
+            AlgorithmParams::OneShot(one_shot),
+            AlgorithmParams::OracleLabels(oracle_labels),
+            AlgorithmParams::Cfl(cfl),
+        ) = (
+            parse(IfcaOfficial),
+            parse(SrFca),
+            parse(Ifca),
+            parse(OneShot),
+            parse(OracleLabels),
+            parse(Cfl),
+        )
+        else {
+            unreachable!("each kind parses to its variant")
+        };
+        Self {
+            ifca_official,
+            srfca,
+            ifca,
+            one_shot,
+            oracle_labels,
+            cfl,
+        }
+    }
+}
 
 fn seeds(default: std::ops::RangeInclusive<u64>) -> Vec<u64> {
     match std::env::var("SEEDS") {
@@ -90,7 +156,7 @@ fn range(v: &[f64], digits: usize) -> String {
     }
 }
 
-fn ifca_official(cfg: &RunConfig) {
+fn ifca_official(cfg: &Params) {
     let rs_text = std::env::var("R_VALUES").unwrap_or_else(|_| "0.1,0.25,0.5,0.75,1.0".into());
     let rs: Vec<&str> = rs_text.split(',').collect();
     let seeds = seeds(1..=10);
@@ -112,10 +178,7 @@ fn ifca_official(cfg: &RunConfig) {
                 &[("r", r), ("sigma", IFCA_OFFICIAL_SIGMA)],
             );
             let alg = IfcaOfficial {
-                params: cfg
-                    .clone()
-                    .ifca_official()
-                    .expect("valid ifca-official parameters"),
+                params: cfg.ifca_official.clone(),
                 data_sigma: Some(IFCA_OFFICIAL_SIGMA.parse().expect("σ")),
             };
             let p = OfficialParams::resolve(&alg.params, &fed, alg.data_sigma).expect("params");
@@ -153,7 +216,7 @@ fn ifca_official(cfg: &RunConfig) {
     );
 }
 
-fn srfca(cfg: &RunConfig) {
+fn srfca(cfg: &Params) {
     let seeds = seeds(1..=5);
     let settings =
         std::env::var("SRFCA_SETTINGS").unwrap_or_else(|_| "srfca-linear,sxy-balanced".into());
@@ -165,9 +228,7 @@ fn srfca(cfg: &RunConfig) {
         .flat_map(|s| seeds.iter().map(move |x| (s, x)))
     {
         let fed = data(setting, seed, &[]);
-        let sr = SrFca {
-            params: cfg.srfca().expect("valid SR-FCA parameters"),
-        };
+        let sr = SrFca { params: cfg.srfca };
         let sr_cell = match sr.run_detailed(&fed, &mut Recorder::quiet()) {
             Ok((out, rep)) => {
                 let strict = match &out.summary {
@@ -190,12 +251,10 @@ fn srfca(cfg: &RunConfig) {
         };
         let ifca = |restarts: usize| {
             let alg = Ifca {
-                params: RunConfig {
+                params: IfcaConfig {
                     restarts,
-                    ..cfg.clone()
-                }
-                .ifca()
-                .expect("valid IFCA parameters"),
+                    ..cfg.ifca
+                },
                 init: None,
             };
             let out = alg
@@ -204,15 +263,13 @@ fn srfca(cfg: &RunConfig) {
             format!("{:.2} / {}", miscl(&fed, &out), dist(&fed, &out))
         };
         let os = OneShot {
-            params: cfg.one_shot().expect("valid one-shot parameters"),
+            params: cfg.one_shot,
         }
         .run(&fed, seed, &mut Recorder::quiet())
         .expect("one-shot runs");
-        let cfl = Cfl {
-            params: cfg.cfl().expect("valid CFL parameters"),
-        }
-        .run(&fed, seed, &mut Recorder::quiet())
-        .expect("CFL runs");
+        let cfl = Cfl { params: cfg.cfl }
+            .run(&fed, seed, &mut Recorder::quiet())
+            .expect("CFL runs");
         println!(
             "| {setting} | {seed} | {sr_cell} | {} | {} | {:.2} / {} | {} / {:.2} |",
             ifca(1),
@@ -225,7 +282,7 @@ fn srfca(cfg: &RunConfig) {
     }
 }
 
-fn one_shot(cfg: &RunConfig) {
+fn one_shot(cfg: &Params) {
     let seeds = seeds(1..=5);
     println!("\n### one-shot on the SXY22 settings, seeds {seeds:?}\n");
     println!(
@@ -237,7 +294,7 @@ fn one_shot(cfg: &RunConfig) {
         for &seed in &seeds {
             let fed = data(setting, seed, &[]);
             let out = OneShot {
-                params: cfg.one_shot().expect("valid one-shot parameters"),
+                params: cfg.one_shot,
             }
             .run(&fed, seed, &mut Recorder::quiet())
             .expect("one-shot runs");
@@ -252,7 +309,7 @@ fn one_shot(cfg: &RunConfig) {
             ds.push(dist(&fed, &out));
             // The same Phase 2 with the true labels fixed: what perfect clustering would reach.
             let oracle = OracleLabels {
-                params: cfg.oracle_labels(),
+                params: cfg.oracle_labels,
             }
             .run(&fed, seed, &mut Recorder::quiet())
             .expect("oracle-labels runs");
@@ -268,7 +325,7 @@ fn one_shot(cfg: &RunConfig) {
     }
 }
 
-fn cfl(cfg: &RunConfig) {
+fn cfl(cfg: &Params) {
     let seeds = seeds(1..=3);
     println!("\n### CFL clusters found, seeds {seeds:?}\n");
     println!("| setting | K̂ per seed | splits per seed | misclustering (majority) per seed | clients in clusters of size ≥ 5 |");
@@ -277,11 +334,9 @@ fn cfl(cfg: &RunConfig) {
         let (mut kh, mut sp, mut mc, mut big) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &seed in &seeds {
             let fed = data(setting, seed, &[]);
-            let out = Cfl {
-                params: cfg.cfl().expect("valid CFL parameters"),
-            }
-            .run(&fed, seed, &mut Recorder::quiet())
-            .expect("CFL runs");
+            let out = Cfl { params: cfg.cfl }
+                .run(&fed, seed, &mut Recorder::quiet())
+                .expect("CFL runs");
             kh.push(out.theta_hat.ncols().to_string());
             let RunSummary::Cfl { cfl } = &out.summary else {
                 panic!("cfl reports a CFL summary")
@@ -309,7 +364,7 @@ fn main() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
         })
         .collect();
-    let cfg = RunConfig::from_sources(None, &sets).expect("valid configuration");
+    let cfg = Params::from_sets(&sets);
     println!("config overrides: {sets:?}");
     let parts =
         std::env::var("PARTS").unwrap_or_else(|_| "ifca-official,srfca,one-shot,cfl".into());

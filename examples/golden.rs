@@ -5,11 +5,11 @@
 //! `cargo run --release --example golden` (rewrites the folder; review the diff before committing:
 //! a change means the numbers of some algorithm changed).
 
-use fedmix::algorithms::registry::by_name;
+use fedmix::algorithms::registry::build;
 
 use fedmix::engine::recorder::Recorder;
 use fedmix::io::{write_dataset, write_f64, write_i64, write_json, Dataset};
-use fedmix::params::RunConfig;
+use fedmix::params::{keys_of, AlgorithmKind, AlgorithmParams};
 use fedmix::synthetic::generate_named;
 use serde_json::json;
 use std::path::Path;
@@ -95,7 +95,8 @@ pub const CASES: &[Case] = &[
     ("cfl", "cfl", &[("eta", "0.05")], false),
 ];
 
-/// Rounds of every iterative case.
+/// Rounds of every iterative case (set where the algorithm reads `rounds`: not `local`, and not
+/// `sr-fca`, whose TrimmedMeanGD steps are `srfca_refine_rounds`).
 pub const ROUNDS: &str = "8";
 
 fn main() {
@@ -121,15 +122,12 @@ fn main() {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
-        sets.push(("rounds".into(), ROUNDS.into()));
-        let cfg = RunConfig::from_sources(None, &sets).expect("valid configuration");
-        let alg = by_name(
-            algorithm,
-            &cfg,
-            uses_init.then(|| theta0.clone()),
-            Some(0.3),
-        )
-        .expect("known algorithm");
+        let kind = AlgorithmKind::parse(algorithm).expect("known algorithm");
+        if keys_of(kind).contains(&"rounds") {
+            sets.push(("rounds".into(), ROUNDS.into()));
+        }
+        let params = AlgorithmParams::from_sources(kind, None, &sets).expect("valid configuration");
+        let alg = build(&params, uses_init.then(|| theta0.clone()), Some(0.3));
         let mut rec = Recorder::new(true);
         let out = alg.run(fed, 5, &mut rec).expect("the golden case runs");
         let dir = root.join(name);

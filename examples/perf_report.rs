@@ -19,7 +19,9 @@ use fedmix::linalg::top_k_left_singular;
 use fedmix::params::IfcaOption;
 use fedmix::params::Pairing;
 use fedmix::params::Phase2Params;
-use fedmix::params::RunConfig;
+use fedmix::params::{
+    AlgorithmParams, IfcaConfig, Phase1Config, Phase2Config, StepRule, TwoPhaseParams,
+};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -112,13 +114,16 @@ fn gemm_gflops() -> f64 {
 }
 
 fn ifca_params(f: &Federation, k: usize) -> IfcaParams {
-    let cfg = RunConfig {
-        ifca_option: IfcaOption::Gradient,
-        eta: Some(0.01),
+    let cfg = IfcaConfig {
+        option: IfcaOption::Gradient,
+        phase2: Phase2Config {
+            step: StepRule::Fixed(0.01),
+            ..Phase2Config::default()
+        },
         k: Some(k),
-        ..RunConfig::default()
+        ..IfcaConfig::default()
     };
-    IfcaParams::from_config(&cfg, f).expect("valid")
+    IfcaParams::resolve(&cfg, f).expect("valid")
 }
 
 /// (round seconds, floor seconds) for IFCA option I on `f`: the best of `reps` interleaved
@@ -232,19 +237,19 @@ fn scaling_run(
     anchor_min_samples: Option<usize>,
     seed: u64,
 ) -> String {
-    let cfg = RunConfig {
-        rounds: 20,
-        anchors,
-        anchor_min_samples,
-        ..RunConfig::default()
-    };
-    let alg = fedmix::algorithms::registry::build(
-        fedmix::params::AlgorithmKind::TwoPhase,
-        &cfg,
-        None,
-        None,
-    )
-    .expect("valid configuration");
+    let params = AlgorithmParams::TwoPhase(TwoPhaseParams {
+        phase1: Phase1Config {
+            anchors,
+            anchor_min_samples,
+            ..Phase1Config::default()
+        },
+        phase2: Phase2Config {
+            rounds: 20,
+            ..Phase2Config::default()
+        },
+        ..TwoPhaseParams::default()
+    });
+    let alg = fedmix::algorithms::registry::build(&params, None, None);
     match alg.run(f, seed, &mut fedmix::engine::recorder::Recorder::quiet()) {
         Ok(o) => match f.theta_star() {
             Some(ts) => fedmix::metrics::bottleneck_distance(&o.theta_hat, ts)
@@ -557,7 +562,7 @@ fn main() {
             round / floor
         );
         let sxy = fed("sxy-balanced", &[]);
-        let base = RunConfig::default().phase2(&sxy);
+        let base = Phase2Config::default().resolve(&sxy);
         let theta = random_init(sxy.d(), 3, 1.0, 1, 0);
         for s in [1usize, 5] {
             let p = Phase2Params {
@@ -733,7 +738,7 @@ fn main() {
 
     // Phase 2 with local steps: s ∈ {1, 2, 5, 10} × 3 starts, sxy-balanced.
     let sxy = fed("sxy-balanced", &[]);
-    let base = RunConfig::default().phase2(&sxy);
+    let base = Phase2Config::default().resolve(&sxy);
     let params: Vec<Phase2Params> = [1usize, 2, 5, 10]
         .iter()
         .map(|&s| Phase2Params {

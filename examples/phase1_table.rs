@@ -12,7 +12,7 @@ use fedmix::engine::contract::Algorithm;
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::metrics::{bottleneck_distance, separation};
-use fedmix::params::RunConfig;
+use fedmix::params::{AlgorithmKind, AlgorithmParams, Phase2OnlyParams, TwoPhaseParams};
 use fedmix::synthetic::generate_named;
 
 struct Row {
@@ -22,13 +22,18 @@ struct Row {
     note: String,
 }
 
-fn one(setting: &str, seed: u64, cfg: &RunConfig) -> Row {
+fn one(setting: &str, seed: u64, cfg: &TwoPhaseParams) -> Row {
     let data = generate_named(setting, seed, &[]).expect("setting generates");
     let fed = &data.train;
     let ts = fed.theta_star().expect("synthetic").clone();
     let delta = separation(&ts);
     let oracle = Phase2Only {
-        params: cfg.clone().phase2_only(),
+        // The oracle shares the two-phase algorithm's k, Phase 2 and init scale.
+        params: Phase2OnlyParams {
+            k: cfg.k,
+            phase2: cfg.phase2,
+            init_scale: cfg.init_scale,
+        },
         init: None,
         oracle: true,
     };
@@ -39,7 +44,7 @@ fn one(setting: &str, seed: u64, cfg: &RunConfig) -> Row {
         .expect("k models")
         .value;
     let tp = TwoPhase {
-        params: cfg.clone().two_phase(),
+        params: *cfg,
         init: None,
     };
     match tp.run_detailed(fed, seed, &mut Recorder::quiet()) {
@@ -80,7 +85,12 @@ fn main() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
         })
         .collect();
-    let cfg = RunConfig::from_sources(None, &sets).expect("valid configuration");
+    let AlgorithmParams::TwoPhase(cfg) =
+        AlgorithmParams::from_sources(AlgorithmKind::TwoPhase, None, &sets)
+            .expect("valid configuration")
+    else {
+        unreachable!("two-phase parameters")
+    };
     println!("config overrides: {sets:?}");
     println!("| setting | found k | Phase 1 d/Δ (min–max) | final/oracle (min–max) | notes |");
     println!("|---|---|---|---|---|");

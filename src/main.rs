@@ -323,7 +323,9 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
         }
         Some(e) => (e, "--eta"),
         None => (
-            fedmix::params::RunConfig::default().phase2(fed).eta,
+            fedmix::params::AlgorithmParams::default_for(fedmix::params::AlgorithmKind::TwoPhase)
+                .phase2(fed)
+                .eta,
             "the run's default step",
         ),
     };
@@ -384,7 +386,7 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
 
 fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared, Dataset)> {
     use fedmix::engine::randomness::load;
-    use fedmix::params::RunConfig;
+    use fedmix::params::AlgorithmParams;
     let name = args
         .algorithm
         .as_deref()
@@ -412,7 +414,7 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared,
         )),
         None => None,
     };
-    let cfg = RunConfig::from_sources_for(
+    let params = AlgorithmParams::from_sources(
         kind,
         config_text.as_ref().map(|(p, t)| (p.as_path(), t.as_str())),
         &run_sets,
@@ -423,7 +425,7 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared,
         ds.train.num_clients(),
     )?;
     Ok((
-        fedmix::runner::prepare(kind, cfg, &ds, args.seed, given, export)?,
+        fedmix::runner::prepare(params, &ds, args.seed, given, export)?,
         ds,
     ))
 }

@@ -3,13 +3,13 @@
 //! randomness, run on the training federation, and the `summary.json` object. Two front ends
 //! that go through [`Prepared`] give the same bits and the same errors for the same inputs.
 
-use crate::algorithms::registry::{by_name_with, resolve};
+use crate::algorithms::registry::{build_with, resolve};
 use crate::engine::contract::{Algorithm, RunOutput};
 use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
 use crate::error::Result;
 use crate::io::Dataset;
-use crate::params::{keys_of, AlgorithmKind, IfcaOption, RunConfig};
+use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption};
 use crate::progress::RunProgress;
 use crate::validate::{
     compare_under, Candidate, Reference, Tolerance, UpdateRule, ValidationReport,
@@ -22,8 +22,8 @@ use std::sync::Arc;
 pub struct Prepared {
     /// Which algorithm.
     pub kind: AlgorithmKind,
-    /// Its keys (defaults where not set).
-    pub cfg: RunConfig,
+    /// Its typed parameters.
+    pub params: AlgorithmParams,
     /// The algorithm, bound to `resolved` (or `given`).
     pub alg: Box<dyn Algorithm>,
     /// The randomness supplied from files.
@@ -65,7 +65,7 @@ pub fn tolerance(rtol: f64, atol: f64) -> Result<Tolerance> {
     Ok(Tolerance { rtol, atol })
 }
 
-/// Build algorithm `kind` with keys `cfg` for dataset `ds` under `seed`, taking `given` from
+/// Build the algorithm of `params` for dataset `ds` under `seed`, taking `given` from
 /// files; with `export`, also resolve every draw the run will make (the algorithm then runs
 /// from exactly that, bit-identical to running from `given`).
 ///
@@ -73,8 +73,7 @@ pub fn tolerance(rtol: f64, atol: f64) -> Result<Tolerance> {
 /// Key out of range, a randomness file the algorithm does not use, a supplied value that does
 /// not fit the data, or (with `export`) an algorithm whose draws cannot be exported.
 pub fn prepare(
-    kind: AlgorithmKind,
-    cfg: RunConfig,
+    params: AlgorithmParams,
     ds: &Dataset,
     seed: u64,
     given: Randomness,
@@ -82,18 +81,17 @@ pub fn prepare(
 ) -> Result<Prepared> {
     let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
     let resolved = match export {
-        true => Some(resolve(kind, &cfg, &ds.train, seed, &given, sigma)?),
+        true => Some(resolve(&params, &ds.train, seed, &given, sigma)?),
         false => None,
     };
-    let alg = by_name_with(
-        kind,
-        &cfg,
+    let alg = build_with(
+        &params,
         resolved.clone().unwrap_or_else(|| given.clone()),
         sigma,
     )?;
     Ok(Prepared {
-        kind,
-        cfg,
+        kind: params.kind(),
+        params,
         alg,
         given,
         resolved,
@@ -124,27 +122,27 @@ impl Prepared {
     /// `None` where rows arrive in a burst at the end (`ifca-official`'s grid, `local`) or the
     /// count depends on the run (`sr-fca`, `one-shot`).
     pub fn planned_rows(&self) -> Option<usize> {
-        match self.kind {
-            AlgorithmKind::TwoPhase => Some(self.cfg.phase1_iterations + self.cfg.rounds),
-            AlgorithmKind::IfcaOfficial
-            | AlgorithmKind::Local
-            | AlgorithmKind::SrFca
-            | AlgorithmKind::OneShot => None,
-            _ => Some(self.cfg.rounds),
+        match &self.params {
+            AlgorithmParams::TwoPhase(p) => Some(p.phase1.iterations + p.phase2.rounds),
+            AlgorithmParams::IfcaOfficial(_)
+            | AlgorithmParams::Local(_)
+            | AlgorithmParams::SrFca(_)
+            | AlgorithmParams::OneShot(_) => None,
+            p => p.phase2_config().map(|c| c.rounds),
         }
     }
 
     /// The keys this algorithm reads with the values it runs with (`eta` resolved from the
     /// default rule where unset); keys whose value is unset (`null`) are left out.
     pub fn reference_params(&self, ds: &Dataset) -> Vec<(&'static str, Value)> {
-        let all = serde_json::to_value(&self.cfg).unwrap_or_default();
-        let eta = self.cfg.phase2(&ds.train).eta;
-        keys_of(self.kind)
+        let eta = self.params.phase2(&ds.train).eta;
+        let keys = self.params.keys();
+        crate::params::keys_of(self.kind)
             .into_iter()
             .filter_map(|key| {
                 let v = match key {
                     "eta" => json!(eta),
-                    _ => all.get(key)?.clone(),
+                    _ => keys.get(key)?.clone(),
                 };
                 (!v.is_null()).then_some((key, v))
             })
@@ -154,7 +152,7 @@ impl Prepared {
     /// The update rule the run applies each round, for [`crate::validate::compare_under`]'s
     /// diagnosis.
     pub fn update_rule(&self, ds: &Dataset) -> UpdateRule {
-        let p2 = self.cfg.phase2(&ds.train);
+        let p2 = self.params.phase2(&ds.train);
         match self.kind {
             AlgorithmKind::TwoPhase
             | AlgorithmKind::Phase2
@@ -165,9 +163,9 @@ impl Prepared {
                 local_steps: p2.local_steps,
                 local_solver: p2.local_solver,
             },
-            AlgorithmKind::Ifca => match self.cfg.ifca_option {
-                IfcaOption::Gradient => UpdateRule::IfcaGradient { step: p2.eta },
-                IfcaOption::Model => UpdateRule::IfcaModel {
+            AlgorithmKind::Ifca => match self.params.ifca_option() {
+                Some(IfcaOption::Gradient) => UpdateRule::IfcaGradient { step: p2.eta },
+                _ => UpdateRule::IfcaModel {
                     step: p2.eta,
                     local_steps: p2.local_steps,
                 },
@@ -219,7 +217,7 @@ impl Prepared {
         rec: &Recorder,
         prov: &Provenance,
     ) -> Map<String, Value> {
-        let p2 = self.cfg.phase2(&ds.train);
+        let p2 = self.params.phase2(&ds.train);
         let mut summary = Map::new();
         summary.insert("algorithm".into(), json!(self.alg.name()));
         summary.insert("fedmix_version".into(), json!(env!("CARGO_PKG_VERSION")));
@@ -235,17 +233,15 @@ impl Prepared {
         );
         // The step actually taken: `eta` is `null` in the keys when the default rule
         // (`eta_gamma / max_i ‖φ_i‖²/n_i`) set it; record the value and where it came from.
-        let mut config = serde_json::to_value(&self.cfg).unwrap_or_default();
-        if let Some(c) = config.as_object_mut() {
-            if keys_of(self.kind).contains(&"eta") && self.cfg.eta.is_none() {
-                c.insert("eta".into(), json!(p2.eta));
-                c.insert(
-                    "eta_from".into(),
-                    json!("the default rule eta_gamma / max_i |phi_i|^2/n_i"),
-                );
-            }
+        let mut config = self.params.keys();
+        if self.params.eta_from_rule() {
+            config.insert("eta".into(), json!(p2.eta));
+            config.insert(
+                "eta_from".into(),
+                json!("the default rule eta_gamma / max_i |phi_i|^2/n_i"),
+            );
         }
-        summary.insert("config".into(), config);
+        summary.insert("config".into(), Value::Object(config));
         summary.insert("init_file".into(), json!(prov.init_file));
         summary.insert(
             "randomness".into(),

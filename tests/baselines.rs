@@ -19,8 +19,11 @@ use fedmix::federation::Federation;
 use fedmix::metrics::misclustering;
 use fedmix::params::IfcaOption;
 use fedmix::params::LocalSolver;
-use fedmix::params::RunConfig;
 use fedmix::params::SrfcaDist;
+use fedmix::params::{
+    AlgorithmKind, AlgorithmParams, CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig,
+    LocalParams, OneShotParams, OracleLabelsParams, Phase2Config, SrfcaConfig, StepRule,
+};
 use fedmix::synthetic::generate_named;
 use std::collections::HashMap;
 
@@ -49,10 +52,66 @@ fn separated(seed: u64, labels: &str) -> Federation {
     .train
 }
 
-fn cfg() -> RunConfig {
-    RunConfig {
+/// Phase 2 of every test algorithm: 60 rounds, the other keys at their defaults.
+fn p2() -> Phase2Config {
+    Phase2Config {
         rounds: 60,
-        ..RunConfig::default()
+        ..Phase2Config::default()
+    }
+}
+
+/// `p2` with local solver FedProx.
+fn fedprox() -> Phase2Config {
+    Phase2Config {
+        local_solver: LocalSolver::Fedprox,
+        ..p2()
+    }
+}
+
+fn ifca() -> IfcaConfig {
+    IfcaConfig {
+        phase2: p2(),
+        ..IfcaConfig::default()
+    }
+}
+
+fn ifca_official() -> IfcaOfficialConfig {
+    IfcaOfficialConfig::default()
+}
+
+fn fedavg() -> FedAvgParams {
+    FedAvgParams {
+        phase2: p2(),
+        ..FedAvgParams::default()
+    }
+}
+
+fn local() -> LocalParams {
+    LocalParams::default()
+}
+
+fn one_shot() -> OneShotParams {
+    OneShotParams {
+        phase2: p2(),
+        ..OneShotParams::default()
+    }
+}
+
+fn oracle_labels() -> OracleLabelsParams {
+    OracleLabelsParams { phase2: p2() }
+}
+
+fn srfca() -> SrfcaConfig {
+    SrfcaConfig {
+        phase2: p2(),
+        ..SrfcaConfig::default()
+    }
+}
+
+fn cfl() -> CflConfig {
+    CflConfig {
+        phase2: p2(),
+        ..CflConfig::default()
     }
 }
 
@@ -61,102 +120,73 @@ fn cfg() -> RunConfig {
 fn algorithms() -> Vec<Box<dyn Algorithm>> {
     vec![
         Box::new(Ifca {
-            params: RunConfig {
+            params: IfcaConfig {
                 restarts: 2,
                 participation: 0.5,
-                ..cfg()
-            }
-            .ifca()
-            .unwrap(),
+                ..ifca()
+            },
             init: None,
         }),
         Box::new(Ifca {
-            params: RunConfig {
-                ifca_option: IfcaOption::Gradient,
-                ..cfg()
-            }
-            .ifca()
-            .unwrap(),
+            params: IfcaConfig {
+                option: IfcaOption::Gradient,
+                ..ifca()
+            },
             init: None,
         }),
         Box::new(IfcaOfficial {
-            params: RunConfig {
+            params: IfcaOfficialConfig {
                 k: Some(2),
-                ifca_official_inits: 2,
-                ifca_official_iterations: 20,
-                ifca_official_lrs: Some(vec![0.1, 0.01]),
-                ..cfg()
-            }
-            .ifca_official()
-            .unwrap(),
+                inits: 2,
+                iterations: 20,
+                lrs: Some(vec![0.1, 0.01]),
+                ..ifca_official()
+            },
             data_sigma: Some(0.1),
         }),
+        Box::new(FedAvg { params: fedavg() }),
         Box::new(FedAvg {
-            params: cfg().fedavg().unwrap(),
-        }),
-        Box::new(FedAvg {
-            params: RunConfig {
-                local_solver: LocalSolver::Fedprox,
+            params: FedAvgParams {
                 participation: 0.3,
-                ..cfg()
-            }
-            .fedavg()
-            .unwrap(),
+                phase2: fedprox(),
+                ..fedavg()
+            },
         }),
         Box::new(Ifca {
-            params: RunConfig {
-                local_solver: LocalSolver::Fedprox,
-                ..cfg()
-            }
-            .ifca()
-            .unwrap(),
+            params: IfcaConfig {
+                phase2: fedprox(),
+                ..ifca()
+            },
             init: None,
         }),
+        Box::new(Local { params: local() }),
         Box::new(Local {
-            params: cfg().local().unwrap(),
+            params: LocalParams { ridge: 0.1 },
         }),
-        Box::new(Local {
-            params: RunConfig {
-                local_ridge: 0.1,
-                ..cfg()
-            }
-            .local()
-            .unwrap(),
-        }),
-        Box::new(OneShot {
-            params: cfg().one_shot().unwrap(),
-        }),
+        Box::new(OneShot { params: one_shot() }),
         Box::new(OracleLabels {
-            params: cfg().oracle_labels(),
+            params: oracle_labels(),
         }),
         Box::new(SrFca {
-            params: RunConfig {
-                srfca_refine_rounds: 40,
-                ..cfg()
-            }
-            .srfca()
-            .unwrap(),
+            params: SrfcaConfig {
+                refine_rounds: 40,
+                ..srfca()
+            },
         }),
         Box::new(SrFca {
-            params: RunConfig {
-                srfca_refine_rounds: 40,
-                srfca_dist: SrfcaDist::CrossLoss,
-                srfca_local_iterations: Some(30),
-                ..cfg()
-            }
-            .srfca()
-            .unwrap(),
+            params: SrfcaConfig {
+                refine_rounds: 40,
+                dist: SrfcaDist::CrossLoss,
+                local_iterations: Some(30),
+                ..srfca()
+            },
         }),
+        Box::new(Cfl { params: cfl() }),
         Box::new(Cfl {
-            params: cfg().cfl().unwrap(),
-        }),
-        Box::new(Cfl {
-            params: RunConfig {
-                local_solver: LocalSolver::Fedprox,
-                ..cfg()
-            }
-            .cfl()
-            .unwrap(),
+            params: CflConfig {
+                phase2: fedprox(),
+                ..cfl()
+            },
         }),
     ]
 }
@@ -220,56 +250,40 @@ fn client_order_does_not_matter() {
     let permuted = fed.subset(&perm).unwrap();
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            params: RunConfig {
+            params: IfcaConfig {
                 restarts: 2,
-                ..cfg()
-            }
-            .ifca()
-            .unwrap(),
+                ..ifca()
+            },
             init: None,
         }),
         Box::new(Ifca {
-            params: RunConfig {
-                ifca_option: IfcaOption::Gradient,
-                ..cfg()
-            }
-            .ifca()
-            .unwrap(),
+            params: IfcaConfig {
+                option: IfcaOption::Gradient,
+                ..ifca()
+            },
             init: None,
         }),
-        Box::new(FedAvg {
-            params: cfg().fedavg().unwrap(),
-        }),
-        Box::new(Local {
-            params: cfg().local().unwrap(),
-        }),
-        Box::new(OneShot {
-            params: cfg().one_shot().unwrap(),
-        }),
+        Box::new(FedAvg { params: fedavg() }),
+        Box::new(Local { params: local() }),
+        Box::new(OneShot { params: one_shot() }),
         Box::new(OracleLabels {
-            params: cfg().oracle_labels(),
+            params: oracle_labels(),
         }),
         Box::new(SrFca {
-            params: RunConfig {
-                srfca_refine_rounds: 40,
-                ..cfg()
-            }
-            .srfca()
-            .unwrap(),
+            params: SrfcaConfig {
+                refine_rounds: 40,
+                ..srfca()
+            },
         }),
-        Box::new(Cfl {
-            params: cfg().cfl().unwrap(),
-        }),
+        Box::new(Cfl { params: cfl() }),
         Box::new(IfcaOfficial {
-            params: RunConfig {
+            params: IfcaOfficialConfig {
                 k: Some(3),
-                ifca_official_inits: 2,
-                ifca_official_iterations: 30,
-                ifca_official_lrs: Some(vec![0.1]),
-                ..cfg()
-            }
-            .ifca_official()
-            .unwrap(),
+                inits: 2,
+                iterations: 30,
+                lrs: Some(vec![0.1]),
+                ..ifca_official()
+            },
             data_sigma: Some(0.1),
         }),
     ];
@@ -283,11 +297,9 @@ fn client_order_does_not_matter() {
 #[test]
 fn one_shot_clusters_separated_data_perfectly() {
     let fed = separated(3, "iid");
-    let out = OneShot {
-        params: cfg().one_shot().unwrap(),
-    }
-    .run(&fed, 1, &mut Recorder::quiet())
-    .unwrap();
+    let out = OneShot { params: one_shot() }
+        .run(&fed, 1, &mut Recorder::quiet())
+        .unwrap();
     let m = misclustering(&out.labels, fed.labels().unwrap(), &fed.sizes()).unwrap();
     assert!(m.clients.abs() < 1e-15, "misclustering {}", m.clients);
 }
@@ -297,7 +309,7 @@ fn oracle_labels_never_change() {
     let fed = separated(4, "iid");
     let mut rec = Recorder::new(true);
     let out = OracleLabels {
-        params: cfg().oracle_labels(),
+        params: oracle_labels(),
     }
     .run(&fed, 1, &mut rec)
     .unwrap();
@@ -312,12 +324,7 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
     let fed = separated(5, "iid");
     for dist in [SrfcaDist::L2, SrfcaDist::CrossLoss] {
         let alg = SrFca {
-            params: RunConfig {
-                srfca_dist: dist,
-                ..cfg()
-            }
-            .srfca()
-            .unwrap(),
+            params: SrfcaConfig { dist, ..srfca() },
         };
         let (out, report) = alg.run_detailed(&fed, &mut Recorder::quiet()).unwrap();
         assert_eq!(out.theta_hat.ncols(), 3, "{dist:?}: {report:?}");
@@ -336,12 +343,10 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
 fn sr_fca_without_clusters_is_typed() {
     let fed = separated(5, "iid");
     let alg = SrFca {
-        params: RunConfig {
-            srfca_lambda: Some(1e-9),
-            ..cfg()
-        }
-        .srfca()
-        .unwrap(),
+        params: SrfcaConfig {
+            lambda: Some(1e-9),
+            ..srfca()
+        },
     };
     assert!(matches!(
         alg.run(&fed, 0, &mut Recorder::quiet()),
@@ -357,12 +362,13 @@ fn sr_fca_without_clusters_is_typed() {
 fn cfl_nested_splits_map_back_to_client_ids() {
     let fed = separated(6, "modulo");
     let out = Cfl {
-        params: RunConfig {
-            rounds: 120,
-            ..cfg()
-        }
-        .cfl()
-        .unwrap(),
+        params: CflConfig {
+            phase2: Phase2Config {
+                rounds: 120,
+                ..p2()
+            },
+            ..cfl()
+        },
     }
     .run(&fed, 1, &mut Recorder::quiet())
     .unwrap();
@@ -402,55 +408,66 @@ fn cfl_nested_splits_map_back_to_client_ids() {
 
 #[test]
 fn bad_parameters_are_typed() {
-    let cases: &[(&str, &str)] = &[
-        ("participation", "0"),
-        ("participation", "1.5"),
-        ("restarts", "0"),
-        ("srfca_beta", "0.5"),
-        ("srfca_beta", "-0.1"),
-        ("srfca_lambda", "0"),
-        ("srfca_lambda", "-1"),
-        ("srfca_lambda_quantile", "0"),
-        ("srfca_size", "0"),
-        ("srfca_refine_steps", "0"),
-        ("srfca_diameter", "0"),
-        ("cfl_eps1", "0"),
-        ("cfl_eps2", "-1"),
-        ("cfl_gamma_max", "1"),
-        ("kmeans_inits", "0"),
-        ("local_ridge", "-1"),
-        ("ifca_official_inits", "0"),
-        ("ifca_official_lrs", "[]"),
-        ("ifca_official_lrs", "[0.1, -1]"),
-        ("ifca_official_sigma", "-0.1"),
-        ("ifca_official_offset", "-1"),
+    // Each key with an algorithm that reads it.
+    use AlgorithmKind::{Cfl as CflKind, Ifca as IfcaKind, IfcaOfficial as Official};
+    use AlgorithmKind::{Local as LocalKind, OneShot as OneShotKind, SrFca as SrFcaKind};
+    let cases: &[(AlgorithmKind, &str, &str)] = &[
+        (IfcaKind, "participation", "0"),
+        (IfcaKind, "participation", "1.5"),
+        (IfcaKind, "restarts", "0"),
+        (SrFcaKind, "srfca_beta", "0.5"),
+        (SrFcaKind, "srfca_beta", "-0.1"),
+        (SrFcaKind, "srfca_lambda", "0"),
+        (SrFcaKind, "srfca_lambda", "-1"),
+        (SrFcaKind, "srfca_lambda_quantile", "0"),
+        (SrFcaKind, "srfca_size", "0"),
+        (SrFcaKind, "srfca_refine_steps", "0"),
+        (SrFcaKind, "srfca_diameter", "0"),
+        (CflKind, "cfl_eps1", "0"),
+        (CflKind, "cfl_eps2", "-1"),
+        (CflKind, "cfl_gamma_max", "1"),
+        (OneShotKind, "kmeans_inits", "0"),
+        (LocalKind, "local_ridge", "-1"),
+        (Official, "ifca_official_inits", "0"),
+        (Official, "ifca_official_lrs", "[]"),
+        (Official, "ifca_official_lrs", "[0.1, -1]"),
+        (Official, "ifca_official_sigma", "-0.1"),
+        (Official, "ifca_official_offset", "-1"),
     ];
-    for (key, value) in cases {
-        let e = RunConfig::from_sources(None, &sets(&[(key, value)])).unwrap_err();
+    for (kind, key, value) in cases {
+        let e = AlgorithmParams::from_sources(*kind, None, &sets(&[(key, value)])).unwrap_err();
         assert!(
             matches!(&e, FedmixError::InvalidParameter { name, .. } if name == key),
             "{key}={value}: {e}"
         );
     }
-    let e = RunConfig::from_sources(None, &sets(&[("ifca_option", "averaging")])).unwrap_err();
+    let e = AlgorithmParams::from_sources(
+        AlgorithmKind::Ifca,
+        None,
+        &sets(&[("ifca_option", "averaging")]),
+    )
+    .unwrap_err();
     assert!(matches!(e, FedmixError::Malformed { .. }), "{e}");
     // k > M, for every algorithm that takes k.
     let fed = separated(7, "iid");
-    let big = RunConfig {
-        k: Some(61),
-        ..cfg()
-    };
+    let big = Some(61);
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            params: big.clone().ifca().unwrap(),
+            params: IfcaConfig { k: big, ..ifca() },
             init: None,
         }),
         Box::new(IfcaOfficial {
-            params: big.clone().ifca_official().unwrap(),
+            params: IfcaOfficialConfig {
+                k: big,
+                ..ifca_official()
+            },
             data_sigma: Some(0.1),
         }),
         Box::new(OneShot {
-            params: big.one_shot().unwrap(),
+            params: OneShotParams {
+                k: big,
+                ..one_shot()
+            },
         }),
     ];
     for alg in algs {
@@ -463,19 +480,20 @@ fn bad_parameters_are_typed() {
     }
     // A step too large for local GD (option II) is typed; a mis-shaped init too.
     let e = Ifca {
-        params: RunConfig {
-            eta: Some(1e3),
-            ..cfg()
-        }
-        .ifca()
-        .unwrap(),
+        params: IfcaConfig {
+            phase2: Phase2Config {
+                step: StepRule::Fixed(1e3),
+                ..p2()
+            },
+            ..ifca()
+        },
         init: None,
     }
     .run(&fed, 0, &mut Recorder::quiet())
     .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     let e = Ifca {
-        params: cfg().ifca().unwrap(),
+        params: ifca(),
         init: Some(nalgebra::DMatrix::zeros(4, 3)),
     }
     .run(&fed, 0, &mut Recorder::quiet())
@@ -491,7 +509,7 @@ fn bad_parameters_are_typed() {
     parts.k = Some(3);
     let bare = Federation::new(parts).unwrap();
     let e = OracleLabels {
-        params: cfg().oracle_labels(),
+        params: oracle_labels(),
     }
     .run(&bare, 0, &mut Recorder::quiet())
     .unwrap_err();

@@ -3,11 +3,11 @@
 //! 1e-12 relative (the tolerance absorbs SIMD-kernel rounding differences between machines,
 //! not algorithmic drift), with identical labels.
 
-use fedmix::algorithms::registry::by_name;
+use fedmix::algorithms::registry::build;
 
 use fedmix::engine::recorder::Recorder;
 use fedmix::io::{read_dataset, read_f64, read_i64};
-use fedmix::params::RunConfig;
+use fedmix::params::{AlgorithmKind, AlgorithmParams};
 use nalgebra::DMatrix;
 use std::path::Path;
 
@@ -34,9 +34,10 @@ fn every_algorithm_reproduces_its_golden_vectors() {
     for case in &cases {
         let name = case["name"].as_str().unwrap();
         let sets: Vec<(String, String)> = serde_json::from_value(case["sets"].clone()).unwrap();
-        let cfg = RunConfig::from_sources(None, &sets).unwrap();
+        let kind = AlgorithmKind::parse(case["algorithm"].as_str().unwrap()).unwrap();
+        let params = AlgorithmParams::from_sources(kind, None, &sets).unwrap();
         let init = case["init"].as_bool().unwrap().then(|| theta0.clone());
-        let alg = by_name(case["algorithm"].as_str().unwrap(), &cfg, init, Some(0.3)).unwrap();
+        let alg = build(&params, init, Some(0.3));
         let mut rec = Recorder::new(true);
         let out = alg
             .run(fed, case["seed"].as_u64().unwrap(), &mut rec)

@@ -20,7 +20,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, Batched, GEMM_MIN_BATCH};
 use fedmix::params::IfcaOption;
-use fedmix::params::RunConfig;
+use fedmix::params::{IfcaConfig, Phase2Config};
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
@@ -173,16 +173,19 @@ fn gemm_batched_refuses_a_narrow_batch() {
     let _ = product(&a, &b, Batched::Cols);
 }
 
-fn ifca_cfg(option: IfcaOption, solver: LocalSolver, batch: usize) -> RunConfig {
-    RunConfig {
-        ifca_option: option,
-        local_solver: solver,
-        local_steps: 3,
-        rounds: 12,
+fn ifca_cfg(option: IfcaOption, solver: LocalSolver, batch: usize) -> IfcaConfig {
+    IfcaConfig {
+        option,
+        phase2: Phase2Config {
+            local_solver: solver,
+            local_steps: 3,
+            rounds: 12,
+            ..Phase2Config::default()
+        },
         restarts: 5,
         participation: 0.5,
         replicate_batch: batch,
-        ..RunConfig::default()
+        ..IfcaConfig::default()
     }
 }
 
@@ -202,7 +205,7 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
         ] {
             let run = |batch: usize| {
                 let alg = Ifca {
-                    params: ifca_cfg(option, solver, batch).ifca().unwrap(),
+                    params: ifca_cfg(option, solver, batch),
                     init: None,
                 };
                 let mut rec = Recorder::new(true);
@@ -219,7 +222,7 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
                 assert_eq!(rec1.to_csv(), recb.to_csv(), "{what}: trace");
             }
             // And each restart of a batch equals that restart run alone.
-            let p = IfcaParams::from_config(&ifca_cfg(option, solver, 5), &fed).expect("params");
+            let p = IfcaParams::resolve(&ifca_cfg(option, solver, 5), &fed).expect("params");
             let starts: Vec<DMatrix<f64>> = (0..5)
                 .map(|r| fedmix::algorithms::ifca::init_models(9, 3, p.init, 1.0, 11, r))
                 .collect();
@@ -279,7 +282,7 @@ fn phase2_batch_equals_single_runs_trace_included() {
             6,
             &[("d", "10"), ("clients", "24"), ("samples", samples)],
         );
-        let base = RunConfig::default().phase2(&fed);
+        let base = Phase2Config::default().resolve(&fed);
         let starts: Vec<DMatrix<f64>> = (0..3).map(|r| random_init(10, 3, 1.0, 6, r)).collect();
         let truth = fed.labels().expect("labels").to_vec();
         let job = |start: usize, s: usize, eta_scale: f64, solver, rounds| Phase2Job {
@@ -393,7 +396,7 @@ fn engine_matches_a_per_client_reference_across_prediction_groups() {
         // Phase 2 FedAvg, s = 3: θ_j + Σ_{z_i = j} (n_i/N)(G_i³(θ_j) − θ_j).
         let p = Phase2Params {
             local_steps: 3,
-            ..RunConfig::default().phase2(&fed)
+            ..Phase2Config::default().resolve(&fed)
         };
         let (got, got_labels) = phase2_round_fused(&fed, &theta, &p, None, None);
         assert_eq!(got_labels, labels);

@@ -14,7 +14,10 @@ use fedmix::error::FedmixError;
 use fedmix::federation::Federation;
 use fedmix::linalg::{orthonormalize, random_orthonormal};
 use fedmix::metrics::{bottleneck_distance, client_curvature};
-use fedmix::params::RunConfig;
+use fedmix::params::{
+    AlgorithmKind, AlgorithmParams, Phase1Config, Phase2Config, Phase2OnlyParams, StepRule,
+    TwoPhaseParams,
+};
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::prec::IDENTITY_RTOL;
@@ -244,12 +247,15 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
     for seed in 1..=3 {
         let fed = small_balanced(seed);
         let ts = fed.theta_star().unwrap();
-        let cfg = RunConfig {
+        let phase2 = Phase2Config {
             rounds: 150,
-            ..RunConfig::default()
+            ..Phase2Config::default()
         };
         let (out, p1) = TwoPhase {
-            params: cfg.clone().two_phase(),
+            params: TwoPhaseParams {
+                phase2,
+                ..TwoPhaseParams::default()
+            },
             init: None,
         }
         .run_detailed(&fed, seed, &mut Recorder::new(false))
@@ -263,7 +269,10 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
         );
         let ours = bottleneck_distance(&out.theta_hat, ts).unwrap().value;
         let oracle = Phase2Only {
-            params: cfg.phase2_only(),
+            params: Phase2OnlyParams {
+                phase2,
+                ..Phase2OnlyParams::default()
+            },
             init: None,
             oracle: true,
         }
@@ -281,19 +290,25 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
 #[test]
 fn two_phase_is_deterministic() {
     let fed = small_balanced(9);
-    let cfg = RunConfig {
-        rounds: 20,
-        phase1_iterations: 5,
-        ..RunConfig::default()
+    let cfg = TwoPhaseParams {
+        phase1: Phase1Config {
+            iterations: 5,
+            ..Phase1Config::default()
+        },
+        phase2: Phase2Config {
+            rounds: 20,
+            ..Phase2Config::default()
+        },
+        ..TwoPhaseParams::default()
     };
     let a = TwoPhase {
-        params: cfg.clone().two_phase(),
+        params: cfg,
         init: None,
     }
     .run(&fed, 4, &mut Recorder::new(false))
     .unwrap();
     let b = TwoPhase {
-        params: cfg.two_phase(),
+        params: cfg,
         init: None,
     }
     .run(&fed, 4, &mut Recorder::new(false))
@@ -316,16 +331,16 @@ fn faithful_variant_runs_and_descends() {
         ("k", "2".into()),
     ]);
     let fed = generate_named("sxy-balanced", 2, &s).unwrap().train;
-    let cfg = RunConfig {
-        phase1_variant: Phase1Variant::Faithful,
-        phase1_iterations: 4,
+    let cfg = Phase1Config {
+        variant: Phase1Variant::Faithful,
+        iterations: 4,
         anchors: Some(12),
         m: Some(250),
         ell: Some(25),
         t1: 20,
-        ..RunConfig::default()
+        ..Phase1Config::default()
     };
-    let p = cfg.phase1(&fed).unwrap();
+    let p = cfg.resolve(fedmix::params::resolve_k(None, &fed).unwrap(), &fed);
     let theta0 = DVector::zeros(8);
     let mut rec = Recorder::new(false);
     let out = run_fedmd(&fed, &p, &theta0, 2, &mut rec).unwrap();
@@ -368,16 +383,11 @@ fn base_p1(k: usize) -> FedMdParams {
 fn bad_inputs_give_typed_errors() {
     let fed = small_balanced(1);
     // γ ≥ 1: reports γ and the largest admissible η.
-    let cfg = RunConfig {
-        eta: Some(10.0),
-        ..RunConfig::default()
-    };
-    let e = TwoPhase {
-        params: cfg.two_phase(),
-        init: None,
-    }
-    .run(&fed, 1, &mut Recorder::new(false))
-    .unwrap_err();
+    let mut params = TwoPhaseParams::default();
+    params.phase2.step = StepRule::Fixed(10.0);
+    let e = TwoPhase { params, init: None }
+        .run(&fed, 1, &mut Recorder::new(false))
+        .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("largest admissible eta"), "{e}");
     // Too few eligible anchors.
@@ -436,7 +446,7 @@ fn bad_inputs_give_typed_errors() {
     assert!(run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).is_err());
     // Wrong init dimension.
     let e = Phase2Only {
-        params: RunConfig::default().phase2_only(),
+        params: Phase2OnlyParams::default(),
         init: Some(DMatrix::zeros(7, 3)),
         oracle: false,
     }
@@ -444,9 +454,12 @@ fn bad_inputs_give_typed_errors() {
     .unwrap_err();
     assert!(matches!(e, FedmixError::DimensionMismatch { .. }), "{e}");
     // Unknown config key / wrong type.
-    assert!(RunConfig::from_sources(None, &sets(&[("etaa", "0.1".into())])).is_err());
-    assert!(RunConfig::from_sources(None, &sets(&[("local_steps", "many".into())])).is_err());
-    assert!(RunConfig::from_sources(None, &sets(&[("local_steps", "0".into())])).is_err());
+    let parse = |key: &str, value: &str| {
+        AlgorithmParams::from_sources(AlgorithmKind::TwoPhase, None, &sets(&[(key, value.into())]))
+    };
+    assert!(parse("etaa", "0.1").is_err());
+    assert!(parse("local_steps", "many").is_err());
+    assert!(parse("local_steps", "0").is_err());
 }
 
 /// Clients with n_i = 1 are excluded from the subspace step and counted.

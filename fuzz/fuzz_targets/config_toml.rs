@@ -5,6 +5,8 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         let path = std::path::Path::new("fuzz/config.toml");
-        let _ = fedmix::algorithms::two_phase::RunConfig::from_sources(Some((path, text)), &[]);
+        for kind in fedmix::params::AlgorithmKind::ALL {
+            let _ = fedmix::params::AlgorithmParams::from_sources(kind, Some((path, text)), &[]);
+        }
     }
 });

@@ -110,11 +110,11 @@ def algorithms() -> List[str]:
 
 
 def keys(algorithm: str) -> Dict[str, Any]:
-    """The run keys ``algorithm`` reads, each with its default (``RunConfig::default()``).
+    """The run keys ``algorithm`` reads, each with its default.
 
     A default of ``None`` means the value is set by a rule from the data: ``eta`` is
     ``eta_gamma / max_i ‖φ_i‖²/n_i`` (γ = 0.8 by default), ``anchors`` ``min(⌈k ln N⌉,
-    eligible)``, ``k`` the data's number of clusters, and so on (the Rust docs of ``RunConfig``).
+    eligible)``, ``k`` the data's number of clusters, and so on (the Rust docs of ``fedmix::params``).
     Any other key given to :func:`run` for this algorithm is refused, as the CLI refuses it.
 
     Raises :class:`FedmixError` for an unknown algorithm.

@@ -15,7 +15,7 @@ use fedmix::engine::randomness::{Randomness, Supplied};
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError as CoreError;
 use fedmix::io::{read_dataset, Dataset};
-use fedmix::params::{keys_of, AlgorithmKind, RunConfig};
+use fedmix::params::{AlgorithmKind, AlgorithmParams};
 use fedmix::runner::{prepare, Provenance};
 use fedmix::synthetic;
 use nalgebra::DMatrix;
@@ -265,8 +265,8 @@ fn algorithms() -> Vec<&'static str> {
 fn keys(py: Python<'_>, algorithm: String) -> PyResult<Vec<(&'static str, String)>> {
     guarded(|| {
         let kind = AlgorithmKind::parse(&algorithm)?;
-        let defaults = serde_json::to_value(RunConfig::default()).unwrap_or_default();
-        Ok(keys_of(kind)
+        let defaults = AlgorithmParams::default_for(kind).keys();
+        Ok(fedmix::params::keys_of(kind)
             .into_iter()
             .map(|k| {
                 let v = defaults.get(k).cloned().unwrap_or_default();
@@ -309,7 +309,7 @@ fn prepared(
     init: Option<&(Vec<usize>, Vec<f64>)>,
 ) -> Result<fedmix::runner::Prepared, CoreError> {
     let kind = AlgorithmKind::parse(algorithm)?;
-    let cfg = RunConfig::from_sources_for(kind, None, sets)?;
+    let params = AlgorithmParams::from_sources(kind, None, sets)?;
     let given = Randomness {
         init: match init {
             Some((shape, data)) => Some(Supplied {
@@ -320,7 +320,7 @@ fn prepared(
         },
         ..Randomness::default()
     };
-    prepare(kind, cfg, ds, seed, given, false)
+    prepare(params, ds, seed, given, false)
 }
 
 /// The trace as columns (`trace.csv`'s, same names and order).

@@ -1,4 +1,4 @@
-//! Every algorithm by kind: construction from a [`RunConfig`], and binding to randomness
+//! Every algorithm by kind: construction from its typed [`AlgorithmParams`], and binding to randomness
 //! supplied from files (`--init`, `--anchors`, `--q0`, `--power-start`, `--participation`).
 
 use super::fedavg::FedAvg;
@@ -10,75 +10,38 @@ use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::params::{AlgorithmKind, RunConfig};
+use crate::params::{AlgorithmKind, AlgorithmParams};
 use nalgebra::DMatrix;
 
-/// The algorithm `kind` with configuration `cfg`, initial models `init` (where the algorithm
-/// starts from models; `two-phase` takes the `1 × d` Phase 1 start) and, for `ifca-official`,
-/// the data's noise scale `data_sigma` (its success rule uses σ). Algorithms on typed
-/// parameters get them validated here, once.
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming a key out of range.
+/// The algorithm of `params`, with initial models `init` (where the algorithm starts from
+/// models; `two-phase` takes the `1 × d` Phase 1 start) and, for `ifca-official`, the data's
+/// noise scale `data_sigma` (its success rule uses σ).
 pub fn build(
-    kind: AlgorithmKind,
-    cfg: &RunConfig,
+    params: &AlgorithmParams,
     init: Option<DMatrix<f64>>,
     data_sigma: Option<f64>,
-) -> Result<Box<dyn Algorithm>> {
-    Ok(match kind {
-        AlgorithmKind::TwoPhase => Box::new(TwoPhase {
-            params: cfg.two_phase(),
-            init,
-        }),
-        AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            params: cfg.phase2_only(),
+) -> Box<dyn Algorithm> {
+    match params.clone() {
+        AlgorithmParams::TwoPhase(params) => Box::new(TwoPhase { params, init }),
+        AlgorithmParams::Phase2(params) => Box::new(Phase2Only {
+            params,
             init,
             oracle: false,
         }),
-        AlgorithmKind::Oracle => Box::new(Phase2Only {
-            params: cfg.phase2_only(),
+        AlgorithmParams::Oracle(params) => Box::new(Phase2Only {
+            params,
             init: None,
             oracle: true,
         }),
-        AlgorithmKind::Ifca => Box::new(Ifca {
-            params: cfg.ifca()?,
-            init,
-        }),
-        AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial {
-            params: cfg.ifca_official()?,
-            data_sigma,
-        }),
-        AlgorithmKind::Fedavg => Box::new(FedAvg {
-            params: cfg.fedavg()?,
-        }),
-        AlgorithmKind::Local => Box::new(local::Local {
-            params: cfg.local()?,
-        }),
-        AlgorithmKind::OneShot => Box::new(one_shot::OneShot {
-            params: cfg.one_shot()?,
-        }),
-        AlgorithmKind::OracleLabels => Box::new(oracle_labels::OracleLabels {
-            params: cfg.oracle_labels(),
-        }),
-        AlgorithmKind::SrFca => Box::new(sr_fca::SrFca {
-            params: cfg.srfca()?,
-        }),
-        AlgorithmKind::Cfl => Box::new(cfl::Cfl { params: cfg.cfl()? }),
-    })
-}
-
-/// [`build`] for a public name (as written in a file or on the command line).
-///
-/// # Errors
-/// [`FedmixError::InvalidParameter`] naming `algorithm` and listing the names.
-pub fn by_name(
-    name: &str,
-    cfg: &RunConfig,
-    init: Option<DMatrix<f64>>,
-    data_sigma: Option<f64>,
-) -> Result<Box<dyn Algorithm>> {
-    build(AlgorithmKind::parse(name)?, cfg, init, data_sigma)
+        AlgorithmParams::Ifca(params) => Box::new(Ifca { params, init }),
+        AlgorithmParams::IfcaOfficial(params) => Box::new(IfcaOfficial { params, data_sigma }),
+        AlgorithmParams::Fedavg(params) => Box::new(FedAvg { params }),
+        AlgorithmParams::Local(params) => Box::new(local::Local { params }),
+        AlgorithmParams::OneShot(params) => Box::new(one_shot::OneShot { params }),
+        AlgorithmParams::OracleLabels(params) => Box::new(oracle_labels::OracleLabels { params }),
+        AlgorithmParams::SrFca(params) => Box::new(sr_fca::SrFca { params }),
+        AlgorithmParams::Cfl(params) => Box::new(cfl::Cfl { params }),
+    }
 }
 
 /// The kinds of randomness algorithm `kind` can take from files (flag names).
@@ -135,51 +98,36 @@ impl Algorithm for Bound {
 
 /// The algorithms that take randomness from files.
 fn with_randomness(
-    kind: AlgorithmKind,
-    cfg: &RunConfig,
+    params: &AlgorithmParams,
     data_sigma: Option<f64>,
-) -> Result<Option<Box<dyn WithRandomness>>> {
-    Ok(Some(match kind {
-        AlgorithmKind::TwoPhase => Box::new(TwoPhase {
-            params: cfg.two_phase(),
-            init: None,
-        }),
-        AlgorithmKind::Phase2 => Box::new(Phase2Only {
-            params: cfg.phase2_only(),
+) -> Option<Box<dyn WithRandomness>> {
+    Some(match params.clone() {
+        AlgorithmParams::TwoPhase(params) => Box::new(TwoPhase { params, init: None }),
+        AlgorithmParams::Phase2(params) => Box::new(Phase2Only {
+            params,
             init: None,
             oracle: false,
         }),
-        AlgorithmKind::Ifca => Box::new(Ifca {
-            params: cfg.ifca()?,
-            init: None,
-        }),
-        AlgorithmKind::Fedavg => Box::new(FedAvg {
-            params: cfg.fedavg()?,
-        }),
-        AlgorithmKind::IfcaOfficial => Box::new(IfcaOfficial {
-            params: cfg.ifca_official()?,
-            data_sigma,
-        }),
-        _ => return Ok(None),
-    }))
+        AlgorithmParams::Ifca(params) => Box::new(Ifca { params, init: None }),
+        AlgorithmParams::Fedavg(params) => Box::new(FedAvg { params }),
+        AlgorithmParams::IfcaOfficial(params) => Box::new(IfcaOfficial { params, data_sigma }),
+        _ => return None,
+    })
 }
 
-/// [`build`] with randomness from files: algorithm `kind`, taking from `given` what it
-/// supplies.
+/// [`build`] with randomness from files, taking from `given` what the algorithm supplies.
 ///
 /// # Errors
 /// A file the algorithm does not use ([`check_accepted`]).
-pub fn by_name_with(
-    kind: AlgorithmKind,
-    cfg: &RunConfig,
+pub fn build_with(
+    params: &AlgorithmParams,
     given: Randomness,
     data_sigma: Option<f64>,
 ) -> Result<Box<dyn Algorithm>> {
-    let alg = build(kind, cfg, None, data_sigma)?;
-    check_accepted(kind, &given)?;
-    Ok(match with_randomness(kind, cfg, data_sigma)? {
+    check_accepted(params.kind(), &given)?;
+    Ok(match with_randomness(params, data_sigma) {
         Some(alg) => Box::new(Bound { alg, given }),
-        None => alg,
+        None => build(params, None, data_sigma),
     })
 }
 
@@ -199,13 +147,13 @@ fn not_exportable(kind: AlgorithmKind) -> Option<&'static str> {
 /// As the algorithm's checks; [`FedmixError::InvalidParameter`] naming
 /// `--export-randomness` for the algorithms in which some draw is not suppliable yet.
 pub fn resolve(
-    kind: AlgorithmKind,
-    cfg: &RunConfig,
+    params: &AlgorithmParams,
     fed: &Federation,
     seed: u64,
     given: &Randomness,
     data_sigma: Option<f64>,
 ) -> Result<Randomness> {
+    let kind = params.kind();
     check_accepted(kind, given)?;
     if let Some(what) = not_exportable(kind) {
         return Err(FedmixError::invalid(
@@ -214,7 +162,7 @@ pub fn resolve(
             format!("not supported for `{kind}` yet ({what} cannot be supplied from a file)"),
         ));
     }
-    match with_randomness(kind, cfg, data_sigma)? {
+    match with_randomness(params, data_sigma) {
         Some(alg) => alg.resolve(fed, seed, given),
         None => Ok(Randomness::default()),
     }
@@ -225,6 +173,159 @@ mod tests {
     use super::*;
     use crate::engine::randomness::{AnchorsFile, Supplied};
     use crate::params::Phase1Variant;
+    use crate::params::{check_applicable, keys_of, KeyTable};
+    use crate::synthetic::generate_named;
+
+    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    // The key lists (`keys_of`) are exactly what parsing refuses for an algorithm, so they must
+    // never omit a key the algorithm reads: every algorithm is run with every key outside its
+    // list changed to a valid non-default value, and its typed parameters and its final models
+    // and labels must be bit-identical. (A typed group may still hold a field its algorithm
+    // ignores, e.g. the oracle's `init_scale`; parsing never sets it from an unlisted key.)
+    // (`KEYS` agrees with the key table's fields; a key the
+    // lists name is a real key.)
+    /// A valid value of `key` that differs from the base configuration below.
+    fn other_value(key: &str) -> &'static str {
+        match key {
+            "eta" => "0.05",
+            "eta_gamma" => "0.5",
+            "local_steps" => "2",
+            "local_solver" => "fedprox",
+            "rounds" => "3",
+            "phase1_variant" => "faithful",
+            "phase1_iterations" => "3",
+            "anchors" => "4",
+            "anchor_min_samples" => "3",
+            "epsilon" => "0.1",
+            "separation" => "1.5",
+            "alpha" => "0.5",
+            "beta" => "2.0",
+            "pairing" => "halves",
+            "subspace" => "orthogonal-iteration",
+            "t1" => "20",
+            "t2" => "50",
+            "m" => "3",
+            "ell" => "2",
+            "init_scale" => "2.0",
+            "k" => "3",
+            "restarts" => "2",
+            "participation" => "0.5",
+            "replicate_batch" => "4",
+            "ifca_option" => "gradient",
+            "ifca_init" => "bernoulli",
+            "ifca_official_inits" => "2",
+            "ifca_official_lrs" => "[0.5]",
+            "ifca_official_iterations" => "7",
+            "ifca_official_sigma" => "0.3",
+            "ifca_official_offset" => "0.01",
+            "local_ridge" => "0.1",
+            "kmeans_inits" => "2",
+            "kmeans_max_iter" => "7",
+            "srfca_lambda" => "0.5",
+            "srfca_lambda_quantile" => "0.3",
+            "srfca_size" => "1",
+            "srfca_beta" => "0.2",
+            "srfca_refine_steps" => "1",
+            "srfca_local_iterations" => "3",
+            "srfca_refine_rounds" => "7",
+            "srfca_dist" => "cross-loss",
+            "srfca_diameter" => "10.0",
+            "cfl_eps1" => "0.5",
+            "cfl_eps2" => "0.5",
+            "cfl_gamma_max" => "0.5",
+            "cfl_warmup_rounds" => "2",
+            other => panic!("no test value for key `{other}`"),
+        }
+    }
+
+    const BASE: &[(&str, &str)] = &[
+        ("rounds", "5"),
+        ("ifca_official_iterations", "5"),
+        ("ifca_official_inits", "3"),
+        ("srfca_refine_rounds", "10"),
+        ("kmeans_max_iter", "20"),
+    ];
+
+    #[test]
+    fn keys_agree_with_the_configuration_fields() {
+        let json = serde_json::to_value(KeyTable::default()).unwrap();
+        let fields: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut declared: Vec<&str> = crate::params::KEYS.to_vec();
+        let mut serialised = fields.clone();
+        declared.sort_unstable();
+        serialised.sort_unstable();
+        assert_eq!(declared, serialised);
+        for kind in AlgorithmKind::ALL {
+            for key in keys_of(kind) {
+                assert!(crate::params::KEYS.contains(&key), "{kind}: {key}");
+            }
+        }
+        // Every key is read by at least one algorithm.
+        for key in crate::params::KEYS {
+            assert!(
+                AlgorithmKind::ALL.iter().any(|&k| keys_of(k).contains(key)),
+                "{key} is read by no algorithm"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_outside_an_algorithms_list_do_not_change_its_result() {
+        let fed = generate_named(
+            "sxy-balanced",
+            3,
+            &sets(&[("d", "6"), ("clients", "24"), ("samples", "20"), ("k", "2")]),
+        )
+        .unwrap()
+        .train;
+        let base = KeyTable::from_sources(None, &sets(BASE)).unwrap();
+        let mut checked = 0;
+        for kind in AlgorithmKind::ALL {
+            let run = |cfg: &KeyTable| {
+                let params = AlgorithmParams::from_table(kind, cfg).unwrap();
+                let alg = build(&params, None, Some(0.3));
+                alg.run(&fed, 11, &mut Recorder::quiet())
+                    .map(|o| {
+                        (
+                            o.theta_hat.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                            o.labels,
+                        )
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            let reference = run(&base);
+            assert!(reference.is_ok(), "{kind}: {reference:?}");
+            let reads = keys_of(kind);
+            for key in crate::params::KEYS.iter().filter(|k| !reads.contains(k)) {
+                let mut s = sets(BASE);
+                s.retain(|(k, _)| k != key);
+                s.push((key.to_string(), other_value(key).to_string()));
+                let cfg = KeyTable::from_sources(None, &s)
+                    .unwrap_or_else(|e| panic!("{key} = {}: {e}", other_value(key)));
+                assert_ne!(cfg, base, "{key}: the test value equals the base");
+                assert_eq!(
+                    run(&cfg),
+                    reference,
+                    "{kind} reads `{key}` but does not list it"
+                );
+                assert!(check_applicable(kind, [(*key, "1".to_string())]).is_err());
+                checked += 1;
+            }
+            assert!(check_applicable(kind, reads.iter().map(|k| (*k, "1".to_string()))).is_ok());
+        }
+        assert!(checked > 300, "{checked}");
+    }
 
     #[test]
     fn unused_files_are_refused() {
@@ -247,14 +348,13 @@ mod tests {
 
     #[test]
     fn every_kind_builds_the_algorithm_that_reports_it() {
-        let cfg = RunConfig::default();
         for kind in AlgorithmKind::ALL {
-            assert_eq!(build(kind, &cfg, None, None).unwrap().kind(), kind);
+            let p = AlgorithmParams::default_for(kind);
+            assert_eq!(build(&p, None, None).kind(), kind);
             assert_eq!(
-                by_name(kind.as_str(), &cfg, None, None).unwrap().kind(),
+                build_with(&p, Randomness::default(), None).unwrap().kind(),
                 kind
             );
         }
-        assert!(by_name("two_phase", &cfg, None, None).is_err());
     }
 }

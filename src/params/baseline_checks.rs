@@ -1,12 +1,12 @@
-//! Range checks of the baselines' keys of a [`RunConfig`], as methods (data-independent; the checks that
+//! Range checks of the baselines' keys of a [`KeyTable`], as methods (data-independent; the checks that
 //! need the federation run when each algorithm resolves its parameters, [`super::resolved`]).
 //! Each error names the key.
 
 use super::baselines::{check_participation, MAX_RESTARTS, MAX_ROUNDS};
-use super::run_config::RunConfig;
+use super::key_table::KeyTable;
 use crate::error::{FedmixError, Result};
 
-impl RunConfig {
+impl KeyTable {
     /// Check IFCA's fields of the run configuration (data-independent ranges).
     ///
     /// # Errors

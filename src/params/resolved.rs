@@ -5,8 +5,10 @@
 use super::baselines::{
     CflConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption, InitDist, SrfcaConfig, SrfcaDist,
 };
+use super::key_table::resolve_k;
+#[cfg(test)]
+use super::key_table::KeyTable;
 use super::phase2::Phase2Params;
-use super::run_config::{resolve_k, RunConfig};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use serde::Serialize;
@@ -36,9 +38,10 @@ impl IfcaParams {
     /// Resolve and validate against a federation.
     ///
     /// # Errors
-    /// Range errors ([`crate::params::RunConfig::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
+    /// Range errors ([`crate::params::KeyTable::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
-    pub fn from_config(cfg: &RunConfig, fed: &Federation) -> Result<Self> {
+    #[cfg(test)]
+    pub(crate) fn from_config(cfg: &KeyTable, fed: &Federation) -> Result<Self> {
         Self::resolve(&cfg.ifca()?, fed)
     }
 
@@ -106,7 +109,12 @@ impl OfficialParams {
     ///
     /// # Errors
     /// Range errors, missing θ* or σ, k without a default grid.
-    pub fn from_config(cfg: &RunConfig, fed: &Federation, data_sigma: Option<f64>) -> Result<Self> {
+    #[cfg(test)]
+    pub(crate) fn from_config(
+        cfg: &KeyTable,
+        fed: &Federation,
+        data_sigma: Option<f64>,
+    ) -> Result<Self> {
         Self::resolve(&cfg.ifca_official()?, fed, data_sigma)
     }
 

@@ -557,7 +557,7 @@ pub(crate) mod tests {
     use crate::engine::contract::Algorithm;
     use crate::engine::local_update::client_gradient;
     use crate::federation::FederationParts;
-    use crate::params::RunConfig;
+    use crate::params::KeyTable;
     use crate::synthetic::generate_named;
     use nalgebra::DVector;
 
@@ -586,14 +586,14 @@ pub(crate) mod tests {
         .unwrap()
     }
 
-    pub(crate) fn cfg_with(option: IfcaOption, eta: f64, k: usize) -> RunConfig {
-        RunConfig {
+    pub(crate) fn cfg_with(option: IfcaOption, eta: f64, k: usize) -> KeyTable {
+        KeyTable {
             eta: Some(eta),
             k: Some(k),
             ifca_option: option,
             local_steps: 1,
             rounds: 1,
-            ..RunConfig::default()
+            ..KeyTable::default()
         }
     }
 
@@ -639,7 +639,7 @@ pub(crate) mod tests {
         let fed = data.train;
         let ts = fed.theta_star().unwrap().clone();
         let g = 0.2;
-        let cfg = RunConfig {
+        let cfg = KeyTable {
             rounds: 25,
             ..cfg_with(IfcaOption::Gradient, g, 2)
         };
@@ -694,12 +694,12 @@ pub(crate) mod tests {
         )
         .unwrap()
         .train;
-        let cfg = RunConfig {
+        let cfg = KeyTable {
             restarts: 5,
             rounds: 15,
             ifca_init: InitDist::Bernoulli,
             init_scale: 2.0,
-            ..RunConfig::default()
+            ..KeyTable::default()
         };
         let out = Ifca {
             params: cfg.clone().ifca().unwrap(),

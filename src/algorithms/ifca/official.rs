@@ -454,7 +454,7 @@ mod tests {
     use crate::algorithms::ifca::algorithm::{gradient_step, ifca_round, IfcaParams};
     use crate::error::FedmixError;
     use crate::params::IfcaOption;
-    use crate::params::RunConfig;
+    use crate::params::KeyTable;
     use crate::synthetic::generate_named;
 
     fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -507,10 +507,10 @@ mod tests {
             &sets(&[("d", "8"), ("clients", "10"), ("samples", "12"), ("r", "1")]),
         )
         .unwrap();
-        let cfg = RunConfig {
+        let cfg = KeyTable {
             ifca_official_inits: 3,
             ifca_official_iterations: 20,
-            ..RunConfig::default()
+            ..KeyTable::default()
         };
         let p = OfficialParams::from_config(&cfg, &data.train, Some(0.001)).unwrap();
         let all = IfcaOfficial {
@@ -518,7 +518,7 @@ mod tests {
             data_sigma: Some(0.001),
         };
         let one = IfcaOfficial {
-            params: RunConfig {
+            params: KeyTable {
                 replicate_batch: 1,
                 ..cfg.clone()
             }
@@ -557,13 +557,13 @@ mod tests {
             &sets(&[("d", "4"), ("clients", "9"), ("samples", "5")]),
         )
         .unwrap();
-        let cfg = RunConfig::default();
+        let cfg = KeyTable::default();
         assert!(
             matches!(OfficialParams::from_config(&cfg, &data.train, Some(0.1)), Err(FedmixError::InvalidParameter { ref name, .. }) if name == "ifca_official_lrs")
         );
-        let cfg = RunConfig {
+        let cfg = KeyTable {
             k: Some(2),
-            ..RunConfig::default()
+            ..KeyTable::default()
         };
         assert!(matches!(
             OfficialParams::from_config(&cfg, &data.train, None),

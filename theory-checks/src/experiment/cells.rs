@@ -9,7 +9,7 @@ use fedmix::engine::recorder::{Phase, Recorder};
 use fedmix::engine::summary::RunSummary;
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{prepare_output_dir, write_json};
-use fedmix::params::RunConfig;
+use fedmix::params::{AlgorithmParams, TwoPhaseParams};
 use fedmix::synthetic::{self};
 use std::path::{Path, PathBuf};
 
@@ -87,13 +87,13 @@ fn series_result(
 
 /// The key under which two-phase series share Phase 1 (its parameters and the start's scale),
 /// after checking both phases' parameters: an error here belongs to the series alone.
-fn phase1_key(cfg: &RunConfig, fed: &fedmix::federation::Federation) -> Result<String> {
-    let p1 = cfg.phase1(fed)?;
-    cfg.phase2(fed).check(fed)?;
+fn phase1_key(p: &TwoPhaseParams, fed: &fedmix::federation::Federation) -> Result<String> {
+    let p1 = p.phase1.resolve(fedmix::params::resolve_k(p.k, fed)?, fed);
+    p.phase2.resolve(fed).check(fed)?;
     Ok(format!(
         "{}|{}",
         serde_json::to_string(&p1).unwrap_or_default(),
-        cfg.init_scale.to_bits()
+        p.init_scale.to_bits()
     ))
 }
 
@@ -131,8 +131,8 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
     let mut results: Vec<Option<SeriesResult>> = vec![None; e.series.len()];
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, (s, cfg)) in e.series.iter().zip(&cell.configs).enumerate() {
-        if s.algorithm == fedmix::params::AlgorithmKind::TwoPhase {
-            match phase1_key(cfg, fed) {
+        if let AlgorithmParams::TwoPhase(p) = cfg {
+            match phase1_key(p, fed) {
                 Ok(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, members)) => members.push(i),
                     None => groups.push((key, vec![i])),
@@ -145,18 +145,20 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
             continue;
         }
         let mut rec = recorder(true);
-        let out =
-            fedmix::algorithms::registry::build(s.algorithm, cfg, None, Some(data.params.sigma))
-                .and_then(|alg| alg.run(fed, cell.seed, &mut rec))
-                .map_err(|e| e.to_string());
+        let out = fedmix::algorithms::registry::build(cfg, None, Some(data.params.sigma))
+            .run(fed, cell.seed, &mut rec)
+            .map_err(|e| e.to_string());
         results[i] = Some(series_result(&s.label, &rec, out, fed));
     }
     for (_, members) in groups {
         let algs: Vec<TwoPhase> = members
             .iter()
-            .map(|&m| TwoPhase {
-                params: cell.configs[m].clone().two_phase(),
-                init: None,
+            .filter_map(|&m| match &cell.configs[m] {
+                AlgorithmParams::TwoPhase(params) => Some(TwoPhase {
+                    params: *params,
+                    init: None,
+                }),
+                _ => None,
             })
             .collect();
         let mut rec1 = recorder(false);
@@ -200,10 +202,14 @@ pub fn cell_path(out: &Path, cell: &CellSpec) -> PathBuf {
 /// [`FedmixError::Malformed`] for unreadable JSON or a different specification.
 pub fn read_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
     let text = std::fs::read_to_string(path).map_err(|e| FedmixError::io(path, e))?;
-    let r: CellResult = serde_json::from_str(&text).map_err(|e| FedmixError::Malformed {
+    let malformed = |e: serde_json::Error| FedmixError::Malformed {
         path: path.into(),
         message: e.to_string(),
-    })?;
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
+    let kinds: Vec<_> = cell.configs.iter().map(AlgorithmParams::kind).collect();
+    upgrade_cell(&mut v, &kinds);
+    let r: CellResult = serde_json::from_value(v).map_err(malformed)?;
     if r.version != FORMAT_VERSION || r.cell != *cell {
         return Err(FedmixError::Malformed {
             path: path.into(),
@@ -324,10 +330,13 @@ pub fn run_plan(
 pub fn read_plan(out: &Path) -> Result<Plan> {
     let path = out.join("plan.json");
     let text = std::fs::read_to_string(&path).map_err(|e| FedmixError::io(&path, e))?;
-    let plan: Plan = serde_json::from_str(&text).map_err(|e| FedmixError::Malformed {
+    let malformed = |e: serde_json::Error| FedmixError::Malformed {
         path: path.clone(),
         message: e.to_string(),
-    })?;
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
+    upgrade_plan(&mut v);
+    let plan: Plan = serde_json::from_value(v).map_err(malformed)?;
     if plan.version != FORMAT_VERSION {
         return Err(FedmixError::UnsupportedVersion {
             path,
@@ -336,4 +345,66 @@ pub fn read_plan(out: &Path) -> Result<Plan> {
         });
     }
     Ok(plan)
+}
+
+/// Format 1 stored each series' configuration as the whole flat key table (every key of every
+/// algorithm, most of them ignored by the series); format 2 stores the series' typed
+/// parameters, serialised as the keys its algorithm reads plus `"algorithm"`. A format-1
+/// configuration of a series of algorithm `kind` becomes the format-2 one by keeping `kind`'s
+/// keys — exactly what its typed parameters were built from.
+fn upgrade_config(v: &mut serde_json::Value, kind: fedmix::params::AlgorithmKind) {
+    if let serde_json::Value::Object(m) = v {
+        if !m.contains_key("algorithm") {
+            let reads = fedmix::params::keys_of(kind);
+            m.retain(|k, _| reads.contains(&k.as_str()));
+            m.insert("algorithm".into(), kind.as_str().into());
+        }
+    }
+}
+
+/// Upgrade a format-1 cell (`version` 1) in place to format 2, its series' algorithms `kinds`
+/// (format 1 did not record them in the cell; the plan's series do). Other versions are left
+/// for the version check.
+fn upgrade_cell(v: &mut serde_json::Value, kinds: &[fedmix::params::AlgorithmKind]) {
+    if v.get("version").and_then(serde_json::Value::as_u64) != Some(1) {
+        return;
+    }
+    v["version"] = FORMAT_VERSION.into();
+    if let Some(configs) = v
+        .get_mut("cell")
+        .and_then(|c| c.get_mut("configs"))
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for (c, &kind) in configs.iter_mut().zip(kinds) {
+            upgrade_config(c, kind);
+        }
+    }
+}
+
+/// Upgrade a format-1 plan in place to format 2 (the series' algorithms from its experiment).
+fn upgrade_plan(v: &mut serde_json::Value) {
+    if v.get("version").and_then(serde_json::Value::as_u64) != Some(1) {
+        return;
+    }
+    let kinds: Vec<fedmix::params::AlgorithmKind> = v["experiment"]["series"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| serde_json::from_value(s["algorithm"].clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v["version"] = FORMAT_VERSION.into();
+    if let Some(cells) = v.get_mut("cells").and_then(serde_json::Value::as_array_mut) {
+        for cell in cells {
+            if let Some(configs) = cell
+                .get_mut("configs")
+                .and_then(serde_json::Value::as_array_mut)
+            {
+                for (c, &kind) in configs.iter_mut().zip(&kinds) {
+                    upgrade_config(c, kind);
+                }
+            }
+        }
+    }
 }

@@ -2,14 +2,15 @@
 //! cells it resolves to.
 
 use fedmix::error::{FedmixError, Result};
-use fedmix::params::RunConfig;
+use fedmix::params::AlgorithmParams;
 use fedmix::synthetic::SettingParams;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Version of the cell and plan files.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the cell and plan files (2: each series' configuration is its typed parameters,
+/// serialised as its algorithm's keys; format-1 files are upgraded on reading).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// An experiment definition (one TOML file).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -200,8 +201,8 @@ pub struct CellSpec {
     pub seed: u64,
     /// Data overrides in effect, in order.
     pub data: Vec<(String, String)>,
-    /// Resolved run configuration per series.
-    pub configs: Vec<RunConfig>,
+    /// Each series' typed parameters, in series order.
+    pub configs: Vec<AlgorithmParams>,
 }
 
 /// An experiment resolved under a profile.
@@ -281,22 +282,17 @@ fn value_number(v: &toml::Value, what: &str) -> Result<f64> {
     }
 }
 
-fn config_from(tables: &[&toml::Table]) -> Result<RunConfig> {
+fn config_from(
+    kind: fedmix::params::AlgorithmKind,
+    tables: &[&toml::Table],
+) -> Result<AlgorithmParams> {
     let mut t = toml::Table::new();
     for table in tables {
-        fedmix::params::check_known(table.keys().map(String::as_str), "an experiment's config")?;
         for (k, v) in table.iter() {
             t.insert(k.clone(), v.clone());
         }
     }
-    let cfg: RunConfig = toml::Value::Table(t)
-        .try_into()
-        .map_err(|e: toml::de::Error| FedmixError::Malformed {
-            path: "experiment config".into(),
-            message: e.to_string().replace('\n', " "),
-        })?;
-    cfg.check()?;
-    Ok(cfg)
+    AlgorithmParams::from_shared_table(kind, t, "an experiment's config")
 }
 
 impl Experiment {
@@ -383,7 +379,7 @@ impl Experiment {
             );
         for key in shared {
             // (An unknown key is left to the configuration parser's own error.)
-            let read = !RunConfig::KEYS.contains(&key.as_str())
+            let read = !fedmix::params::KEYS.contains(&key.as_str())
                 || self
                     .series
                     .iter()
@@ -510,13 +506,16 @@ impl Experiment {
                     .series
                     .iter()
                     .map(|s| {
-                        config_from(&[
-                            &self.config,
-                            &prof.config,
-                            variant.map_or(&empty, |v| &v.config),
-                            &s.config,
-                            &axis_config,
-                        ])
+                        config_from(
+                            s.algorithm,
+                            &[
+                                &self.config,
+                                &prof.config,
+                                variant.map_or(&empty, |v| &v.config),
+                                &s.config,
+                                &axis_config,
+                            ],
+                        )
                     })
                     .collect::<Result<Vec<_>>>()?;
                 for seed in 1..=prof.seeds {

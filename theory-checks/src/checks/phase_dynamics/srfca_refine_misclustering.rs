@@ -82,7 +82,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
-use fedmix::params::{RunConfig, SrfcaConfig};
+use fedmix::params::SrfcaConfig;
 use fedmix::prec::IDENTITY_RTOL;
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
@@ -183,14 +183,14 @@ fn quality(labels: &[usize], truth: &[usize]) -> (usize, bool, bool) {
     }
 }
 
-fn config(sabotage: bool) -> RunConfig {
-    RunConfig {
-        srfca_lambda: Some(DELTA / 2.0),
-        srfca_size: SIZE,
-        srfca_beta: BETA,
-        srfca_refine_steps: 1,
-        srfca_refine_rounds: if sabotage { 1 } else { REFINE_ROUNDS },
-        ..RunConfig::default()
+fn config(sabotage: bool) -> SrfcaConfig {
+    SrfcaConfig {
+        lambda: Some(DELTA / 2.0),
+        size: SIZE,
+        beta: BETA,
+        refine_steps: 1,
+        refine_rounds: if sabotage { 1 } else { REFINE_ROUNDS },
+        ..SrfcaConfig::default()
     }
 }
 
@@ -245,9 +245,7 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let mix = Mixture::with_theta(ts, SIGMA);
     let truth: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
     let alg = SrFca {
-        params: config(cfg.sabotage)
-            .srfca()
-            .expect("valid SR-FCA parameters"),
+        params: config(cfg.sabotage),
     };
     let mut pt = Point {
         n,

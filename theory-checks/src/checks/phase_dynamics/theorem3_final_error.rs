@@ -37,7 +37,7 @@ use crate::framework::{
 use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
-use fedmix::params::RunConfig;
+use fedmix::params::{StepRule, TwoPhaseParams};
 use nalgebra::DMatrix;
 
 /// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).
@@ -145,27 +145,24 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     let rho = rho(&sizes, &labels, K);
     let nu = nu(&sizes, st.sigma);
     let started = std::time::Instant::now();
-    let mut rc = RunConfig {
+    let mut params = TwoPhaseParams {
         k: Some(K),
-        eta_gamma: ETA_GAMMA,
-        local_steps: LOCAL_STEPS,
-        phase1_iterations: PHASE1_ITERATIONS,
-        ..RunConfig::default()
+        ..TwoPhaseParams::default()
     };
+    params.phase2.step = StepRule::Gamma(ETA_GAMMA);
+    params.phase2.local_steps = LOCAL_STEPS;
+    params.phase1.iterations = PHASE1_ITERATIONS;
     let n = fed.total_samples() as f64;
     let p_min = (m0.min(st.m - m0)) as f64 / st.m as f64;
-    rc.anchors = Some(((n.ln() / p_min).ceil() as usize).min(st.m));
-    let p2 = rc.phase2(&fed);
+    params.phase1.anchors = Some(((n.ln() / p_min).ceil() as usize).min(st.m));
+    let p2 = params.phase2.resolve(&fed);
     let (g, _) = gamma(&fed, p2.eta);
     let kappa = kappa_fedavg(g, LOCAL_STEPS);
     let rounds = (ROUNDS_FACTOR * kappa / (LOCAL_STEPS as f64 * p2.eta * rho)
         * (DELTA / nu).ln().max(1.0))
     .ceil() as usize;
-    rc.rounds = rounds;
-    let alg = TwoPhase {
-        params: rc.two_phase(),
-        init: None,
-    };
+    params.phase2.rounds = rounds;
+    let alg = TwoPhase { params, init: None };
     let (error, failure) = match alg.run_detailed(&fed, seed, &mut Recorder::quiet()) {
         Ok((out, _)) => match bottleneck_distance(&out.theta_hat, &ts) {
             Ok(a) => (a.value, None),

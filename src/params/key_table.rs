@@ -1,6 +1,6 @@
 //! The run configuration as written: every `--set` / TOML key of every algorithm, with its
 //! default, parsed and range-checked once. Algorithms resolve their own parameters from it
-//! against a federation ([`RunConfig::phase1`], [`RunConfig::phase2`]).
+//! against a federation ([`KeyTable::phase1`], [`KeyTable::phase2`]).
 
 use super::baselines::{check_participation, IfcaOption, InitDist, SrfcaDist};
 use super::baselines::{
@@ -10,10 +10,9 @@ use super::baselines::{
 use super::keys::{check_applicable, check_known};
 use super::kind::AlgorithmKind;
 use super::phase1::{
-    FedMdParams, Pairing, Phase1Config, Phase1Variant, Phase2OnlyParams, SubspaceMethod,
-    TwoPhaseParams,
+    Pairing, Phase1Config, Phase1Variant, Phase2OnlyParams, SubspaceMethod, TwoPhaseParams,
 };
-use super::phase2::{LocalSolver, Phase2Config, Phase2Params, StepRule};
+use super::phase2::{LocalSolver, Phase2Config, StepRule};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use serde::{Deserialize, Serialize};
@@ -33,7 +32,7 @@ pub const DEFAULT_ETA_GAMMA: f64 = 0.8;
 /// The run configuration: every parameter an algorithm reads, with defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct RunConfig {
+pub struct KeyTable {
     /// Phase 2 step size; `None` = `eta_gamma / max_i ‖φ_i‖²/n_i`.
     pub eta: Option<f64>,
     /// Target γ for the default step size.
@@ -178,7 +177,7 @@ pub struct RunConfig {
     pub cfl_warmup_rounds: usize,
 }
 
-impl Default for RunConfig {
+impl Default for KeyTable {
     fn default() -> Self {
         Self {
             eta: None,
@@ -272,15 +271,12 @@ pub fn resolve_k(k: Option<usize>, fed: &Federation) -> Result<usize> {
     Ok(k)
 }
 
-impl RunConfig {
-    /// Every key, in declaration order (the fields of this struct; a test checks they agree).
-    pub const KEYS: &'static [&'static str] = super::keys::KEYS;
-
-    /// [`RunConfig::from_sources`] for algorithm `kind`: a key it does not read is refused
+impl KeyTable {
+    /// [`KeyTable::from_sources`] for algorithm `kind`: a key it does not read is refused
     /// ([`check_applicable`]) instead of being silently ignored.
     ///
     /// # Errors
-    /// As [`RunConfig::from_sources`]; [`FedmixError::InvalidParameter`] for an inapplicable key.
+    /// As [`KeyTable::from_sources`]; [`FedmixError::InvalidParameter`] for an inapplicable key.
     pub fn from_sources_for(
         kind: AlgorithmKind,
         toml_text: Option<(&std::path::Path, &str)>,
@@ -336,7 +332,7 @@ impl RunConfig {
         for (k, v) in sets {
             table.insert(k.clone(), toml_value(v));
         }
-        let cfg: RunConfig = table.try_into().map_err(|e: toml::de::Error| {
+        let cfg: KeyTable = table.try_into().map_err(|e: toml::de::Error| {
             let message = e.to_string().replace('\n', " ");
             // A wrong type names its key ("… in `eta`"): point at the key's line in the file.
             let key = message
@@ -402,19 +398,6 @@ impl RunConfig {
         self.check_srfca()?;
         self.check_cfl()?;
         Ok(())
-    }
-
-    /// The number of clusters: `k` or the data's.
-    ///
-    /// # Errors
-    /// [`FedmixError::Missing`] when neither is known; k > M.
-    pub fn resolve_k(&self, fed: &Federation) -> Result<usize> {
-        resolve_k(self.k, fed)
-    }
-
-    /// Phase 2 parameters with the step size resolved against `fed`.
-    pub fn phase2(&self, fed: &Federation) -> Phase2Params {
-        self.phase2_config().resolve(fed)
     }
 
     /// Phase 2's parameters before the data is known.
@@ -546,14 +529,6 @@ impl RunConfig {
         }
     }
 
-    /// Phase 1 parameters resolved against `fed`.
-    ///
-    /// # Errors
-    /// k unknown.
-    pub fn phase1(&self, fed: &Federation) -> Result<FedMdParams> {
-        Ok(self.phase1_config().resolve(self.resolve_k(fed)?, fed))
-    }
-
     /// Phase 1's parameters before the data is known.
     pub fn phase1_config(&self) -> Phase1Config {
         Phase1Config {
@@ -598,12 +573,13 @@ impl RunConfig {
 /// Decision: natural log in `⌈3k log k⌉` (App. C gives no base), because the paper's logarithms
 /// are natural elsewhere (e.g. `log(e/ν)` in Theorem 2); for k = 3 it gives 10 anchors (base 2
 /// would give 15).
-pub fn paper_preset(k: usize) -> RunConfig {
-    RunConfig {
+pub fn paper_preset(k: usize) -> TwoPhaseParams {
+    KeyTable {
         anchors: Some((3.0 * k as f64 * (k as f64).ln()).ceil() as usize),
         phase1_iterations: 5,
-        ..RunConfig::default()
+        ..KeyTable::default()
     }
+    .two_phase()
 }
 
 #[cfg(test)]
@@ -617,7 +593,7 @@ mod tests {
     fn file_errors_name_the_line_of_the_key() {
         let p = Path::new("c.toml");
         let err = |text: &str, sets: &[(String, String)]| {
-            RunConfig::from_sources(Some((p, text)), sets)
+            KeyTable::from_sources(Some((p, text)), sets)
                 .unwrap_err()
                 .to_string()
         };
@@ -636,4 +612,31 @@ mod tests {
         assert_eq!(key_line("# eta = 1\n\"eta\" = 2\n", "eta"), Some(2));
         assert_eq!(key_line("etas = 1\n", "eta"), None);
     }
+}
+
+/// Each typed group's defaults are its keys' defaults ([`KeyTable::default`]): one source.
+macro_rules! default_from_keys {
+    ($($ty:ty => $get:expr),* $(,)?) => {$(
+        impl Default for $ty {
+            fn default() -> Self {
+                let f: fn(&KeyTable) -> $ty = $get;
+                f(&KeyTable::default())
+            }
+        }
+    )*};
+}
+
+default_from_keys! {
+    TwoPhaseParams => |t| t.two_phase(),
+    Phase2OnlyParams => |t| t.phase2_only(),
+    Phase1Config => |t| t.phase1_config(),
+    Phase2Config => |t| t.phase2_config(),
+    IfcaConfig => |t| t.ifca().expect("defaults in range"),
+    IfcaOfficialConfig => |t| t.ifca_official().expect("defaults in range"),
+    FedAvgParams => |t| t.fedavg().expect("defaults in range"),
+    LocalParams => |t| t.local().expect("defaults in range"),
+    OneShotParams => |t| t.one_shot().expect("defaults in range"),
+    OracleLabelsParams => |t| t.oracle_labels(),
+    SrfcaConfig => |t| t.srfca().expect("defaults in range"),
+    CflConfig => |t| t.cfl().expect("defaults in range"),
 }

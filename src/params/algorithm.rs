@@ -1,0 +1,402 @@
+//! One algorithm's parameters, typed (linfa's validated parameters, one group per algorithm):
+//! what the registry builds an algorithm from, what a run records in `summary.json` and what an
+//! experiment cell stores. Written as keys (`--set key=value`, TOML), parsed and range-checked
+//! once by [`AlgorithmParams::from_sources`]; a key the algorithm does not read is refused with
+//! the algorithm's name.
+//!
+//! The textual form of a value is its keys: [`AlgorithmParams::keys`] gives the keys the
+//! algorithm reads with their values, and the serialised form is the same map plus
+//! `"algorithm"` (round trip exact; a test checks it for every kind).
+
+use super::baselines::{
+    CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, IfcaOption, LocalParams,
+    OneShotParams, OracleLabelsParams, SrfcaConfig,
+};
+use super::key_table::KeyTable;
+use super::keys::{check_applicable, keys_of};
+use super::kind::AlgorithmKind;
+use super::phase1::{FedMdParams, Phase2OnlyParams, TwoPhaseParams};
+use super::phase2::{Phase2Config, Phase2Params, StepRule};
+use crate::error::{FedmixError, Result};
+use crate::federation::Federation;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// The parameters of one algorithm, by kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AlgorithmParams {
+    /// `two-phase`: SXY22 Phase 1 and Phase 2.
+    TwoPhase(TwoPhaseParams),
+    /// `phase2`: SXY22 Phase 2 alone.
+    Phase2(Phase2OnlyParams),
+    /// `oracle`: SXY22 Phase 2 from `θ*`.
+    Oracle(Phase2OnlyParams),
+    /// `ifca`: IFCA Algorithm 2.
+    Ifca(IfcaConfig),
+    /// `ifca-official`: the IFCA authors' released protocol.
+    IfcaOfficial(IfcaOfficialConfig),
+    /// `fedavg`: one model.
+    Fedavg(FedAvgParams),
+    /// `local`: per-client estimates.
+    Local(LocalParams),
+    /// `one-shot`: local estimates, k-means, Phase 2 within the clusters.
+    OneShot(OneShotParams),
+    /// `oracle-labels`: Phase 2 with the true labels fixed.
+    OracleLabels(OracleLabelsParams),
+    /// `sr-fca`: SRFCA Algorithms 1–4.
+    SrFca(SrfcaConfig),
+    /// `cfl`: Sattler et al.'s clustered FL.
+    Cfl(CflConfig),
+}
+
+impl AlgorithmParams {
+    /// Which algorithm.
+    pub fn kind(&self) -> AlgorithmKind {
+        match self {
+            Self::TwoPhase(_) => AlgorithmKind::TwoPhase,
+            Self::Phase2(_) => AlgorithmKind::Phase2,
+            Self::Oracle(_) => AlgorithmKind::Oracle,
+            Self::Ifca(_) => AlgorithmKind::Ifca,
+            Self::IfcaOfficial(_) => AlgorithmKind::IfcaOfficial,
+            Self::Fedavg(_) => AlgorithmKind::Fedavg,
+            Self::Local(_) => AlgorithmKind::Local,
+            Self::OneShot(_) => AlgorithmKind::OneShot,
+            Self::OracleLabels(_) => AlgorithmKind::OracleLabels,
+            Self::SrFca(_) => AlgorithmKind::SrFca,
+            Self::Cfl(_) => AlgorithmKind::Cfl,
+        }
+    }
+
+    /// Algorithm `kind` with every key at its default.
+    pub fn default_for(kind: AlgorithmKind) -> Self {
+        Self::from_table(kind, &KeyTable::default()).expect("the defaults are in range")
+    }
+
+    /// Parse the keys of an optional TOML text and `key=value` overrides (overrides win) for
+    /// algorithm `kind`.
+    ///
+    /// # Errors
+    /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys (with the nearest key)
+    /// and wrong types, naming the key and, in a file, its line;
+    /// [`FedmixError::InvalidParameter`] for a value out of range or a key `kind` does not read.
+    pub fn from_sources(
+        kind: AlgorithmKind,
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        Self::from_table(kind, &KeyTable::from_sources_for(kind, toml_text, sets)?)
+    }
+
+    /// Parse a TOML table of keys for algorithm `kind`, ignoring known keys that `kind` does not
+    /// read (an experiment's settings shared by several series; the experiment checks that some
+    /// series reads each). `origin` names the table in errors.
+    ///
+    /// # Errors
+    /// As [`AlgorithmParams::from_sources`], except that inapplicable keys pass.
+    pub fn from_shared_table(
+        kind: AlgorithmKind,
+        mut table: toml::Table,
+        origin: &str,
+    ) -> Result<Self> {
+        super::keys::check_known(table.keys().map(String::as_str), origin)?;
+        // Only `kind`'s keys shape its parameters, so that they read back from their keys.
+        let reads = keys_of(kind);
+        table.retain(|k, _| reads.contains(&k));
+        let keys: KeyTable =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| FedmixError::Malformed {
+                    path: origin.into(),
+                    message: e.to_string().replace('\n', " "),
+                })?;
+        keys.check()?;
+        Self::from_table(kind, &keys)
+    }
+
+    /// Parse the keys map of algorithm `kind` (the serialised form, without `"algorithm"`).
+    ///
+    /// # Errors
+    /// [`FedmixError::Malformed`] for unknown keys or wrong types (`origin` names the source),
+    /// [`FedmixError::InvalidParameter`] for a value out of range or a key `kind` does not read.
+    pub fn from_keys(kind: AlgorithmKind, keys: &Map<String, Value>, origin: &str) -> Result<Self> {
+        super::keys::check_known(keys.keys().map(String::as_str), origin)?;
+        check_applicable(kind, keys.iter().map(|(k, v)| (k.as_str(), v.to_string())))?;
+        let table: KeyTable = serde_json::from_value(Value::Object(keys.clone())).map_err(|e| {
+            FedmixError::Malformed {
+                path: origin.into(),
+                message: e.to_string(),
+            }
+        })?;
+        table.check()?;
+        Self::from_table(kind, &table)
+    }
+
+    /// The typed group of `kind` from a parsed key table (range-checked by its accessor).
+    pub(crate) fn from_table(kind: AlgorithmKind, t: &KeyTable) -> Result<Self> {
+        Ok(match kind {
+            AlgorithmKind::TwoPhase => Self::TwoPhase(t.two_phase()),
+            AlgorithmKind::Phase2 => Self::Phase2(t.phase2_only()),
+            AlgorithmKind::Oracle => Self::Oracle(t.phase2_only()),
+            AlgorithmKind::Ifca => Self::Ifca(t.ifca()?),
+            AlgorithmKind::IfcaOfficial => Self::IfcaOfficial(t.ifca_official()?),
+            AlgorithmKind::Fedavg => Self::Fedavg(t.fedavg()?),
+            AlgorithmKind::Local => Self::Local(t.local()?),
+            AlgorithmKind::OneShot => Self::OneShot(t.one_shot()?),
+            AlgorithmKind::OracleLabels => Self::OracleLabels(t.oracle_labels()),
+            AlgorithmKind::SrFca => Self::SrFca(t.srfca()?),
+            AlgorithmKind::Cfl => Self::Cfl(t.cfl()?),
+        })
+    }
+
+    /// The keys this algorithm reads ([`keys_of`]) with their values (`null` where unset and
+    /// defaulted from the data), sorted by key.
+    pub fn keys(&self) -> Map<String, Value> {
+        let all = serde_json::to_value(key_table_of(self)).unwrap_or_default();
+        keys_of(self.kind())
+            .into_iter()
+            .map(|k| (k.to_string(), all.get(k).cloned().unwrap_or(Value::Null)))
+            .collect()
+    }
+
+    /// Phase 2's configuration (step rule, local steps, solver, rounds), for the algorithms
+    /// whose rounds are Phase 2's (every algorithm but `ifca-official` and `local`).
+    pub fn phase2_config(&self) -> Option<Phase2Config> {
+        match self {
+            Self::TwoPhase(p) => Some(p.phase2),
+            Self::Phase2(p) | Self::Oracle(p) => Some(p.phase2),
+            Self::Ifca(p) => Some(p.phase2),
+            Self::Fedavg(p) => Some(p.phase2),
+            Self::OneShot(p) => Some(p.phase2),
+            Self::OracleLabels(p) => Some(p.phase2),
+            Self::SrFca(p) => Some(p.phase2),
+            Self::Cfl(p) => Some(p.phase2),
+            Self::IfcaOfficial(_) | Self::Local(_) => None,
+        }
+    }
+
+    /// Phase 2's parameters resolved against `fed` (`η` from its rule): the algorithm's own
+    /// where it has a Phase 2 ([`Self::phase2_config`]), the defaults' otherwise (for the data
+    /// constants a summary reports).
+    pub fn phase2(&self, fed: &Federation) -> Phase2Params {
+        self.phase2_config()
+            .unwrap_or_else(|| KeyTable::default().phase2_config())
+            .resolve(fed)
+    }
+
+    /// Whether the step `η` is set by the default rule (`eta` unset) in an algorithm that
+    /// reads `eta`.
+    pub fn eta_from_rule(&self) -> bool {
+        keys_of(self.kind()).contains(&"eta")
+            && matches!(
+                self.phase2_config().map(|c| c.step),
+                Some(StepRule::Gamma(_))
+            )
+    }
+
+    /// IFCA's option (`ifca` only).
+    pub fn ifca_option(&self) -> Option<IfcaOption> {
+        match self {
+            Self::Ifca(p) => Some(p.option),
+            _ => None,
+        }
+    }
+
+    /// Phase 1 resolved against `fed` (`two-phase` only).
+    ///
+    /// # Errors
+    /// k unknown or `k > M`.
+    pub fn phase1(&self, fed: &Federation) -> Option<Result<FedMdParams>> {
+        match self {
+            Self::TwoPhase(p) => {
+                Some(super::key_table::resolve_k(p.k, fed).map(|k| p.phase1.resolve(k, fed)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The key table of typed parameters (the inverse of [`AlgorithmParams`]'s parsing): the
+/// algorithm's keys from its group, every other key at its default.
+fn key_table_of(p: &AlgorithmParams) -> KeyTable {
+    let mut t = KeyTable::default();
+    let put_phase2 = |t: &mut KeyTable, c: &Phase2Config| {
+        match c.step {
+            StepRule::Fixed(eta) => t.eta = Some(eta),
+            StepRule::Gamma(g) => t.eta_gamma = g,
+        }
+        t.local_steps = c.local_steps;
+        t.local_solver = c.local_solver;
+        t.rounds = c.rounds;
+    };
+    match p {
+        AlgorithmParams::TwoPhase(p) => {
+            t.k = p.k;
+            let c = &p.phase1;
+            t.phase1_variant = c.variant;
+            t.phase1_iterations = c.iterations;
+            t.anchors = c.anchors;
+            t.anchor_min_samples = c.anchor_min_samples;
+            t.epsilon = c.epsilon;
+            t.separation = c.separation;
+            t.alpha = c.alpha;
+            t.beta = c.beta;
+            t.pairing = c.pairing;
+            t.subspace = c.subspace;
+            t.t1 = c.t1;
+            t.t2 = c.t2;
+            t.m = c.m;
+            t.ell = c.ell;
+            put_phase2(&mut t, &p.phase2);
+            t.init_scale = p.init_scale;
+        }
+        AlgorithmParams::Phase2(p) | AlgorithmParams::Oracle(p) => {
+            t.k = p.k;
+            put_phase2(&mut t, &p.phase2);
+            t.init_scale = p.init_scale;
+        }
+        AlgorithmParams::Ifca(p) => {
+            t.k = p.k;
+            t.ifca_option = p.option;
+            put_phase2(&mut t, &p.phase2);
+            t.participation = p.participation;
+            t.restarts = p.restarts;
+            t.ifca_init = p.init;
+            t.init_scale = p.init_scale;
+            t.replicate_batch = p.replicate_batch;
+        }
+        AlgorithmParams::IfcaOfficial(p) => {
+            t.k = p.k;
+            t.ifca_official_lrs = p.lrs.clone();
+            t.ifca_official_inits = p.inits;
+            t.ifca_official_iterations = p.iterations;
+            t.ifca_official_sigma = p.sigma;
+            t.ifca_official_offset = p.offset;
+            t.replicate_batch = p.replicate_batch;
+        }
+        AlgorithmParams::Fedavg(p) => {
+            t.init_scale = p.init_scale;
+            t.participation = p.participation;
+            put_phase2(&mut t, &p.phase2);
+        }
+        AlgorithmParams::Local(p) => t.local_ridge = p.ridge,
+        AlgorithmParams::OneShot(p) => {
+            t.k = p.k;
+            t.local_ridge = p.local.ridge;
+            t.kmeans_inits = p.kmeans_inits;
+            t.kmeans_max_iter = p.kmeans_max_iter;
+            put_phase2(&mut t, &p.phase2);
+        }
+        AlgorithmParams::OracleLabels(p) => put_phase2(&mut t, &p.phase2),
+        AlgorithmParams::SrFca(p) => {
+            t.srfca_lambda = p.lambda;
+            t.srfca_lambda_quantile = p.lambda_quantile;
+            t.srfca_size = p.size;
+            t.srfca_beta = p.beta;
+            t.srfca_refine_steps = p.refine_steps;
+            t.srfca_local_iterations = p.local_iterations;
+            t.srfca_refine_rounds = p.refine_rounds;
+            t.srfca_dist = p.dist;
+            t.srfca_diameter = p.diameter;
+            put_phase2(&mut t, &p.phase2);
+        }
+        AlgorithmParams::Cfl(p) => {
+            t.init_scale = p.init_scale;
+            put_phase2(&mut t, &p.phase2);
+            t.cfl_eps1 = p.eps1;
+            t.cfl_eps2 = p.eps2;
+            t.cfl_gamma_max = p.gamma_max;
+            t.cfl_warmup_rounds = p.warmup_rounds;
+        }
+    }
+    t
+}
+
+impl Serialize for AlgorithmParams {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = Map::new();
+        m.insert(
+            "algorithm".into(),
+            Value::String(self.kind().as_str().into()),
+        );
+        m.extend(self.keys());
+        m.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AlgorithmParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut m = Map::<String, Value>::deserialize(d)?;
+        let kind = match m.remove("algorithm") {
+            Some(Value::String(name)) => AlgorithmKind::parse(&name).map_err(D::Error::custom)?,
+            _ => return Err(D::Error::missing_field("algorithm")),
+        };
+        Self::from_keys(kind, &m, "algorithm parameters").map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    /// The serialised form is the keys plus `"algorithm"`, and reads back to the same value,
+    /// for every kind at its defaults and with keys set.
+    #[test]
+    fn keys_round_trip_for_every_kind() {
+        for kind in AlgorithmKind::ALL {
+            let d = AlgorithmParams::default_for(kind);
+            assert_eq!(d.kind(), kind);
+            let text = serde_json::to_string(&d).unwrap();
+            let back: AlgorithmParams = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, d, "{kind}: {text}");
+            let keys: Vec<String> = d.keys().keys().cloned().collect();
+            let mut listed: Vec<String> = keys_of(kind).into_iter().map(String::from).collect();
+            listed.sort_unstable();
+            assert_eq!(keys, listed, "{kind}");
+        }
+        let p = AlgorithmParams::from_sources(
+            AlgorithmKind::TwoPhase,
+            None,
+            &sets(&[("eta", "0.05"), ("anchors", "12"), ("local_steps", "3")]),
+        )
+        .unwrap();
+        let back: AlgorithmParams =
+            serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(p.keys()["anchors"], 12);
+        assert_eq!(p.keys()["eta"], 0.05);
+        assert!(!p.eta_from_rule());
+        let p = AlgorithmParams::from_sources(
+            AlgorithmKind::Ifca,
+            None,
+            &sets(&[("ifca_option", "gradient"), ("restarts", "4"), ("k", "2")]),
+        )
+        .unwrap();
+        let back: AlgorithmParams =
+            serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(p.ifca_option(), Some(IfcaOption::Gradient));
+    }
+
+    /// A serialised value with a key its algorithm does not read, or without its algorithm,
+    /// does not parse.
+    #[test]
+    fn foreign_keys_and_missing_algorithm_are_refused() {
+        let e = serde_json::from_str::<AlgorithmParams>(r#"{"algorithm":"ifca","anchors":5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("anchors") && e.contains("ifca"), "{e}");
+        assert!(serde_json::from_str::<AlgorithmParams>(r#"{"rounds":5}"#).is_err());
+        let e = serde_json::from_str::<AlgorithmParams>(r#"{"algorithm":"fedavg","rounds":"x"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rounds") || e.contains("invalid type"), "{e}");
+    }
+}
