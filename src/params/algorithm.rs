@@ -339,11 +339,18 @@ impl<'de> Deserialize<'de> for AlgorithmParams {
 mod tests {
     use super::*;
 
-    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
+    /// Parse `pairs` as `--set` keys of `kind`, and check that the value reads back from its
+    /// serialised form.
+    fn parsed_round_trip(kind: AlgorithmKind, pairs: &[(&str, &str)]) -> AlgorithmParams {
+        let sets: Vec<(String, String)> = pairs
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
+            .collect();
+        let p = AlgorithmParams::from_sources(kind, None, &sets).unwrap();
+        let text = serde_json::to_string(&p).unwrap();
+        let back: AlgorithmParams = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, p, "{kind}: {text}");
+        p
     }
 
     /// The serialised form is the keys plus `"algorithm"`, and reads back to the same value,
@@ -351,37 +358,25 @@ mod tests {
     #[test]
     fn keys_round_trip_for_every_kind() {
         for kind in AlgorithmKind::ALL {
-            let d = AlgorithmParams::default_for(kind);
+            let d = parsed_round_trip(kind, &[]);
+            assert_eq!(d, AlgorithmParams::default_for(kind));
             assert_eq!(d.kind(), kind);
-            let text = serde_json::to_string(&d).unwrap();
-            let back: AlgorithmParams = serde_json::from_str(&text).unwrap();
-            assert_eq!(back, d, "{kind}: {text}");
             let keys: Vec<String> = d.keys().keys().cloned().collect();
             let mut listed: Vec<String> = keys_of(kind).into_iter().map(String::from).collect();
             listed.sort_unstable();
             assert_eq!(keys, listed, "{kind}");
         }
-        let p = AlgorithmParams::from_sources(
+        let p = parsed_round_trip(
             AlgorithmKind::TwoPhase,
-            None,
-            &sets(&[("eta", "0.05"), ("anchors", "12"), ("local_steps", "3")]),
-        )
-        .unwrap();
-        let back: AlgorithmParams =
-            serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-        assert_eq!(back, p);
+            &[("eta", "0.05"), ("anchors", "12"), ("local_steps", "3")],
+        );
         assert_eq!(p.keys()["anchors"], 12);
         assert_eq!(p.keys()["eta"], 0.05);
         assert!(!p.eta_from_rule());
-        let p = AlgorithmParams::from_sources(
+        let p = parsed_round_trip(
             AlgorithmKind::Ifca,
-            None,
-            &sets(&[("ifca_option", "gradient"), ("restarts", "4"), ("k", "2")]),
-        )
-        .unwrap();
-        let back: AlgorithmParams =
-            serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
-        assert_eq!(back, p);
+            &[("ifca_option", "gradient"), ("restarts", "4"), ("k", "2")],
+        );
         assert_eq!(p.ifca_option(), Some(IfcaOption::Gradient));
     }
 
