@@ -6,7 +6,7 @@
 //! `fedprox`), `rounds`, `k`, `init_scale` (not the oracle), and for `two-phase` also `phase1_variant`
 //! (`practical` | `faithful`), `phase1_iterations`, `anchors`, `anchor_min_samples`, `epsilon`,
 //! `separation`, `alpha`, `beta`, `pairing`, `subspace`, `t1`, `t2`, `m`, `ell`; each is
-//! documented on its field of [`crate::params::KeyTable`], and any other key is refused
+//! documented on its field of [`crate::params::key_table::KeyTable`], and any other key is refused
 //! ([`crate::params::keys_of`]).
 
 use crate::algorithms::fedmd::{phase1_randomness, run_fedmd_with, FedMdOutput};

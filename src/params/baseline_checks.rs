@@ -1,4 +1,4 @@
-//! Range checks of the baselines' keys of a [`KeyTable`], as methods (data-independent; the checks that
+//! Range checks of the baselines' keys of a `KeyTable`, as methods (data-independent; the checks that
 //! need the federation run when each algorithm resolves its parameters, [`super::resolved`]).
 //! Each error names the key.
 
@@ -11,7 +11,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the field.
-    pub fn check_ifca(&self) -> Result<()> {
+    pub(crate) fn check_ifca(&self) -> Result<()> {
         check_participation(self.participation, self.rounds, self.restarts)?;
         if self.ifca_official_inits == 0 || self.ifca_official_inits > MAX_RESTARTS {
             return Err(FedmixError::invalid(
@@ -59,7 +59,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the field.
-    pub fn check_srfca(&self) -> Result<()> {
+    pub(crate) fn check_srfca(&self) -> Result<()> {
         if let Some(l) = self.srfca_lambda {
             if !(l.is_finite() && l > 0.0) {
                 return Err(FedmixError::invalid(
@@ -125,7 +125,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the field.
-    pub fn check_cfl(&self) -> Result<()> {
+    pub(crate) fn check_cfl(&self) -> Result<()> {
         for (name, v) in [("cfl_eps1", self.cfl_eps1), ("cfl_eps2", self.cfl_eps2)] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(FedmixError::invalid(name, v, "must be finite and > 0"));
@@ -146,7 +146,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] for `kmeans_inits = 0`, `local_ridge < 0`.
-    pub fn check_one_shot(&self) -> Result<()> {
+    pub(crate) fn check_one_shot(&self) -> Result<()> {
         if self.kmeans_inits == 0 {
             return Err(FedmixError::invalid("kmeans_inits", 0, "must be ≥ 1"));
         }
@@ -157,7 +157,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] for `local_ridge` < 0 or non-finite.
-    pub fn check_local(&self) -> Result<()> {
+    pub(crate) fn check_local(&self) -> Result<()> {
         if !(self.local_ridge.is_finite() && self.local_ridge >= 0.0) {
             return Err(FedmixError::invalid(
                 "local_ridge",

@@ -1,6 +1,7 @@
-//! The run configuration as written: every `--set` / TOML key of every algorithm, with its
-//! default, parsed and range-checked once. Algorithms resolve their own parameters from it
-//! against a federation ([`KeyTable::phase1`], [`KeyTable::phase2`]).
+//! The keys as written: every `--set` / TOML key of every algorithm, with its default and its
+//! meaning (the field docs of [`KeyTable`] are the keys' reference), parsed and range-checked
+//! once. Only the parameter layer reads it: [`super::AlgorithmParams`] takes from it the typed
+//! group of one algorithm, and no algorithm or public function takes a `KeyTable`.
 
 use super::baselines::{check_participation, IfcaOption, InitDist, SrfcaDist};
 use super::baselines::{
@@ -29,7 +30,8 @@ use serde::{Deserialize, Serialize};
 /// oracle's converged error on `sxy-balanced` seed 1 is 0.0191 at γ = 1/4, 0.0203 at γ = 0.8).
 pub const DEFAULT_ETA_GAMMA: f64 = 0.8;
 
-/// The run configuration: every parameter an algorithm reads, with defaults.
+/// Every key of every algorithm with its default: the syntax of `--set` / TOML and the keys'
+/// reference. Parse keys with [`super::AlgorithmParams::from_sources`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KeyTable {
@@ -277,7 +279,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// As [`KeyTable::from_sources`]; [`FedmixError::InvalidParameter`] for an inapplicable key.
-    pub fn from_sources_for(
+    pub(crate) fn from_sources_for(
         kind: AlgorithmKind,
         toml_text: Option<(&std::path::Path, &str)>,
         sets: &[(String, String)],
@@ -298,7 +300,7 @@ impl KeyTable {
     /// # Errors
     /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys and wrong types (the
     /// message names the key), [`FedmixError::InvalidParameter`] for out-of-range values.
-    pub fn from_sources(
+    pub(crate) fn from_sources(
         toml_text: Option<(&std::path::Path, &str)>,
         sets: &[(String, String)],
     ) -> Result<Self> {
@@ -354,7 +356,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the parameter.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if let Some(eta) = self.eta {
             if !(eta.is_finite() && eta > 0.0) {
                 return Err(FedmixError::invalid("eta", eta, "must be finite and > 0"));
@@ -401,7 +403,7 @@ impl KeyTable {
     }
 
     /// Phase 2's parameters before the data is known.
-    pub fn phase2_config(&self) -> Phase2Config {
+    pub(crate) fn phase2_config(&self) -> Phase2Config {
         Phase2Config {
             step: self
                 .eta
@@ -416,7 +418,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming `local_ridge`.
-    pub fn local(&self) -> Result<LocalParams> {
+    pub(crate) fn local(&self) -> Result<LocalParams> {
         self.check_local()?;
         Ok(LocalParams {
             ridge: self.local_ridge,
@@ -427,7 +429,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
-    pub fn one_shot(&self) -> Result<OneShotParams> {
+    pub(crate) fn one_shot(&self) -> Result<OneShotParams> {
         self.check_one_shot()?;
         Ok(OneShotParams {
             k: self.k,
@@ -442,7 +444,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming `participation` or `rounds`.
-    pub fn fedavg(&self) -> Result<FedAvgParams> {
+    pub(crate) fn fedavg(&self) -> Result<FedAvgParams> {
         check_participation(self.participation, self.rounds, 1)?;
         Ok(FedAvgParams {
             init_scale: self.init_scale,
@@ -455,7 +457,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
-    pub fn cfl(&self) -> Result<CflConfig> {
+    pub(crate) fn cfl(&self) -> Result<CflConfig> {
         self.check_cfl()?;
         Ok(CflConfig {
             init_scale: self.init_scale,
@@ -471,7 +473,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
-    pub fn ifca(&self) -> Result<IfcaConfig> {
+    pub(crate) fn ifca(&self) -> Result<IfcaConfig> {
         self.check_ifca()?;
         Ok(IfcaConfig {
             k: self.k,
@@ -489,7 +491,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
-    pub fn ifca_official(&self) -> Result<IfcaOfficialConfig> {
+    pub(crate) fn ifca_official(&self) -> Result<IfcaOfficialConfig> {
         self.check_ifca()?;
         Ok(IfcaOfficialConfig {
             k: self.k,
@@ -506,7 +508,7 @@ impl KeyTable {
     ///
     /// # Errors
     /// [`FedmixError::InvalidParameter`] naming the key.
-    pub fn srfca(&self) -> Result<SrfcaConfig> {
+    pub(crate) fn srfca(&self) -> Result<SrfcaConfig> {
         self.check_srfca()?;
         Ok(SrfcaConfig {
             lambda: self.srfca_lambda,
@@ -523,14 +525,14 @@ impl KeyTable {
     }
 
     /// `oracle-labels`' parameters.
-    pub fn oracle_labels(&self) -> OracleLabelsParams {
+    pub(crate) fn oracle_labels(&self) -> OracleLabelsParams {
         OracleLabelsParams {
             phase2: self.phase2_config(),
         }
     }
 
     /// Phase 1's parameters before the data is known.
-    pub fn phase1_config(&self) -> Phase1Config {
+    pub(crate) fn phase1_config(&self) -> Phase1Config {
         Phase1Config {
             variant: self.phase1_variant,
             iterations: self.phase1_iterations,
@@ -550,7 +552,7 @@ impl KeyTable {
     }
 
     /// `two-phase`'s parameters.
-    pub fn two_phase(&self) -> TwoPhaseParams {
+    pub(crate) fn two_phase(&self) -> TwoPhaseParams {
         TwoPhaseParams {
             k: self.k,
             phase1: self.phase1_config(),
@@ -560,7 +562,7 @@ impl KeyTable {
     }
 
     /// The parameters of Phase 2 run alone (`phase2`, `oracle`).
-    pub fn phase2_only(&self) -> Phase2OnlyParams {
+    pub(crate) fn phase2_only(&self) -> Phase2OnlyParams {
         Phase2OnlyParams {
             k: self.k,
             phase2: self.phase2_config(),

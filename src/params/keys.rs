@@ -4,7 +4,7 @@
 use super::kind::AlgorithmKind;
 use crate::error::{FedmixError, Result};
 
-/// Every run key, in the declaration order of [`super::KeyTable`]'s fields (a test checks they
+/// Every run key, in the declaration order of [`super::key_table::KeyTable`]'s fields (a test checks they
 /// agree).
 pub const KEYS: &[&str] = &[
     "eta",
@@ -139,7 +139,7 @@ pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
 }
 
 /// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys (unknown keys
-/// pass here; [`super::KeyTable::from_sources`] refuses them).
+/// pass here; [`super::AlgorithmParams::from_sources`] refuses them).
 ///
 /// # Errors
 /// [`FedmixError::InvalidParameter`] naming the first such key, with the value given for it.

@@ -3,13 +3,14 @@
 //! algorithm, parsed once from the `--set` / TOML keys with errors naming the key), the typed
 //! parameters of each phase and baseline with their range checks, and the baselines'
 //! parameters resolved against a federation ([`resolved`]). The key syntax itself — every key
-//! with its default, parsed from TOML with the file's line in errors — is private to this
-//! layer (`key_table`).
+//! with its default and meaning, parsed from TOML with the file's line in errors — is
+//! [`key_table::KeyTable`]: the reference of the keys, which no algorithm or public function
+//! takes (parse keys with [`AlgorithmParams::from_sources`]).
 
 pub mod algorithm;
 mod baseline_checks;
 pub mod baselines;
-pub(crate) mod key_table;
+pub mod key_table;
 pub mod keys;
 pub mod kind;
 pub mod phase1;

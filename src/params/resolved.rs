@@ -38,7 +38,7 @@ impl IfcaParams {
     /// Resolve and validate against a federation.
     ///
     /// # Errors
-    /// Range errors ([`crate::params::KeyTable::check_ifca`]), k unknown or `k > M`, option II with `γ ≥ 1`
+    /// Range errors (`KeyTable::check_ifca`), k unknown or `k > M`, option II with `γ ≥ 1`
     /// ([`FedmixError::StepTooLarge`]).
     #[cfg(test)]
     pub(crate) fn from_config(cfg: &KeyTable, fed: &Federation) -> Result<Self> {
