@@ -15,7 +15,7 @@ use super::baselines::{
 use super::key_table::KeyTable;
 use super::keys::{check_applicable, keys_of};
 use super::kind::AlgorithmKind;
-use super::phase1::{FedMdParams, Phase2OnlyParams, TwoPhaseParams};
+use super::phase1::{Phase2OnlyParams, TwoPhaseParams};
 use super::phase2::{Phase2Config, Phase2Params, StepRule};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -197,19 +197,6 @@ impl AlgorithmParams {
     pub fn ifca_option(&self) -> Option<IfcaOption> {
         match self {
             Self::Ifca(p) => Some(p.option),
-            _ => None,
-        }
-    }
-
-    /// Phase 1 resolved against `fed` (`two-phase` only).
-    ///
-    /// # Errors
-    /// k unknown or `k > M`.
-    pub fn phase1(&self, fed: &Federation) -> Option<Result<FedMdParams>> {
-        match self {
-            Self::TwoPhase(p) => {
-                Some(super::key_table::resolve_k(p.k, fed).map(|k| p.phase1.resolve(k, fed)))
-            }
             _ => None,
         }
     }
