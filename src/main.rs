@@ -440,11 +440,27 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     let args_src = &args.src;
     let what = prep.alg.name().to_string();
     let progress = watch(&mut prep, what, args.src.quiet);
-    let (out, rec) = prep.run(&ds, args_src.seed, args.save_iterates)?;
+    let ran = prep.run(&ds, args_src.seed, args.save_iterates);
     drop(progress);
+    // The randomness is resolved before the run, so it is written even when the run ends in a
+    // typed error (e.g. Phase 1 finding fewer than k clusters among the anchors): the failure
+    // can then be replayed by another implementation from the same draws.
     let exported = match (&args.export_randomness, &prep.resolved) {
         (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r)?)),
         _ => None,
+    };
+    let (out, rec) = match ran {
+        Ok(done) => done,
+        Err(e) => {
+            if let Some((dir, files)) = exported.as_ref().filter(|(_, f)| !f.is_empty()) {
+                eprintln!(
+                    "the run failed; the randomness it used was written to {} ({})",
+                    dir.display(),
+                    files.join(", ")
+                );
+            }
+            return Err(e);
+        }
     };
     let prov = fedmix::runner::Provenance {
         data_dir: args_src.data.as_ref().map(|p| p.display().to_string()),
