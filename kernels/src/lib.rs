@@ -151,12 +151,18 @@ mod avx2 {
             let cols = (n - c0).min(NR);
             // SAFETY: rows r0..r0+rows < m and columns c0..c0+cols < n are inside every
             // operand; the masked lanes beyond `rows` are neither read nor written.
+            // A row block of at most 4 rows uses one register per column: the upper one would
+            // only multiply masked zeros (half the FMAs of a k = 2 prediction product).
             unsafe {
-                match cols {
-                    4 => tile_kernel::<4>(a, b, c, ldc, (r0, rows), c0, k),
-                    3 => tile_kernel::<3>(a, b, c, ldc, (r0, rows), c0, k),
-                    2 => tile_kernel::<2>(a, b, c, ldc, (r0, rows), c0, k),
-                    _ => tile_kernel::<1>(a, b, c, ldc, (r0, rows), c0, k),
+                match (cols, rows > 4) {
+                    (4, true) => tile_kernel::<4, true>(a, b, c, ldc, (r0, rows), c0, k),
+                    (3, true) => tile_kernel::<3, true>(a, b, c, ldc, (r0, rows), c0, k),
+                    (2, true) => tile_kernel::<2, true>(a, b, c, ldc, (r0, rows), c0, k),
+                    (_, true) => tile_kernel::<1, true>(a, b, c, ldc, (r0, rows), c0, k),
+                    (4, false) => tile_kernel::<4, false>(a, b, c, ldc, (r0, rows), c0, k),
+                    (3, false) => tile_kernel::<3, false>(a, b, c, ldc, (r0, rows), c0, k),
+                    (2, false) => tile_kernel::<2, false>(a, b, c, ldc, (r0, rows), c0, k),
+                    (_, false) => tile_kernel::<1, false>(a, b, c, ldc, (r0, rows), c0, k),
                 }
             }
         };
@@ -175,15 +181,16 @@ mod avx2 {
         }
     }
 
-    /// One tile: rows `r0..r0 + rows` (`rows ≤ 8`) and columns `c0..c0 + C` of `C`, each entry
-    /// the blocked FMA chain of the module docs.
+    /// One tile: rows `r0..r0 + rows` (`rows ≤ 8`; `rows ≤ 4` when not `HI`) and columns
+    /// `c0..c0 + C` of `C`, each entry the blocked FMA chain of the module docs (the lanes are
+    /// independent entries, so using the upper register or not changes no bit).
     ///
     /// # Safety
     /// AVX2 and FMA available; the tile lies inside `C`, its rows inside `A`, its columns inside
     /// `B`.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn tile_kernel<const C: usize>(
+    unsafe fn tile_kernel<const C: usize, const HI: bool>(
         a: Operand<'_>,
         b: Operand<'_>,
         c: &mut [f64],
@@ -206,25 +213,35 @@ mod avx2 {
             for p in kb..ke {
                 let col = ap.wrapping_add(p * a.ld);
                 let a_lo = _mm256_maskload_pd(col, lo);
-                let a_hi = _mm256_maskload_pd(col.wrapping_add(4), hi);
+                let a_hi = if HI {
+                    _mm256_maskload_pd(col.wrapping_add(4), hi)
+                } else {
+                    _mm256_setzero_pd()
+                };
                 for q in 0..C {
                     let bq = _mm256_broadcast_sd(&*bp.add(q * b.ld + p));
                     acc_lo[q] = _mm256_fmadd_pd(a_lo, bq, acc_lo[q]);
-                    acc_hi[q] = _mm256_fmadd_pd(a_hi, bq, acc_hi[q]);
+                    if HI {
+                        acc_hi[q] = _mm256_fmadd_pd(a_hi, bq, acc_hi[q]);
+                    }
                 }
             }
             for q in 0..C {
                 let out = cp.wrapping_add(q * ldc);
-                let (v_lo, v_hi) = if kb == 0 {
-                    (acc_lo[q], acc_hi[q])
+                let v_lo = if kb == 0 {
+                    acc_lo[q]
                 } else {
-                    (
-                        _mm256_add_pd(_mm256_maskload_pd(out, lo), acc_lo[q]),
-                        _mm256_add_pd(_mm256_maskload_pd(out.wrapping_add(4), hi), acc_hi[q]),
-                    )
+                    _mm256_add_pd(_mm256_maskload_pd(out, lo), acc_lo[q])
                 };
                 _mm256_maskstore_pd(out, lo, v_lo);
-                _mm256_maskstore_pd(out.wrapping_add(4), hi, v_hi);
+                if HI {
+                    let v_hi = if kb == 0 {
+                        acc_hi[q]
+                    } else {
+                        _mm256_add_pd(_mm256_maskload_pd(out.wrapping_add(4), hi), acc_hi[q])
+                    };
+                    _mm256_maskstore_pd(out.wrapping_add(4), hi, v_hi);
+                }
             }
             kb = ke;
         }
