@@ -138,6 +138,8 @@ fn jobs(j: Option<usize>) -> usize {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // The working tree's commit, read before this process writes anything (provenance).
+    let _ = theory_checks::experiment::report::current_commit();
     let result = match &args.cmd {
         Some(Cmd::Experiment {
             file,

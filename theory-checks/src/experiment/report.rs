@@ -148,6 +148,13 @@ pub fn build_commit() -> String {
 
 /// The current commit of the working directory (`unknown` outside a git checkout).
 pub fn current_commit() -> String {
+    // Read once per process: a report writes figure files as it goes, and a later read would
+    // see its own output as uncommitted changes.
+    static COMMIT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    COMMIT.get_or_init(read_current_commit).clone()
+}
+
+fn read_current_commit() -> String {
     let out = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
