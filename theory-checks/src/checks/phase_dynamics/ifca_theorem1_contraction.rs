@@ -42,7 +42,12 @@
 //!   `C₂` of part B. The third term of eq. 1 is dropped (the bound checked is smaller, so the
 //!   check is stricter); the machines misclustered in each round are counted and reported —
 //!   in this regime (ρ ≥ 4, n' ≥ 100, α ≥ 0.1) there are none, so `T₂ = 0` and the exponential
-//!   term is not exercised here (SXY22 Lemma 10's check covers that kind of rate).
+//!   term is not exercised here (SXY22 Lemma 10's check covers that kind of rate). Part C
+//!   runs twice on the same starts and data: option I, and option II (model averaging, GCYR20
+//!   Algorithm 2) with τ = 1 local step of size `STEP_P`, whose update
+//!   `θ_j − η·avg_{i∈S_j} ∇F_i(θ_j)` is option I's with `γ = η m/|S_j|` — every cluster's
+//!   population factor is `1 − STEP_P`, so eq. 1 holds with the same `C₂` — so that the check
+//!   runs the library's local-update and per-cluster averaging path too.
 //!
 //! Statistic: the largest validation ratio of parts B and C, against `C₂`; part A's
 //! `max γp/(1 − r)` against `1/c` is in the details and in the verdict. Sabotage: the floor
@@ -129,11 +134,12 @@ impl Inst {
     }
 }
 
-/// Option I with full participation, step `step` (library normalisation).
-fn params(k: usize, step: f64) -> IfcaParams {
+/// Full participation, step `step` (library normalisation): option I's server step, or option
+/// II's local step (τ = 1).
+fn params(k: usize, step: f64, option: IfcaOption) -> IfcaParams {
     IfcaParams {
         k,
-        option: IfcaOption::Gradient,
+        option,
         step,
         local: Phase2Params {
             eta: step,
@@ -148,11 +154,22 @@ fn params(k: usize, step: f64) -> IfcaParams {
     }
 }
 
-/// One IFCA round on fresh data: the new models and the number of misclustered machines.
+/// One IFCA round on fresh data (option I unless `option` says otherwise): the new models and
+/// the number of misclustered machines.
 fn round(inst: &Inst, theta: &DMatrix<f64>, step: f64, seed: u64) -> (DMatrix<f64>, usize) {
+    round_with(inst, theta, step, seed, IfcaOption::Gradient)
+}
+
+fn round_with(
+    inst: &Inst,
+    theta: &DMatrix<f64>,
+    step: f64,
+    seed: u64,
+    option: IfcaOption,
+) -> (DMatrix<f64>, usize) {
     let fed = inst.fed(seed);
     let all: Vec<usize> = (0..inst.m).collect();
-    let (next, labels) = ifca_round(&fed, theta, &all, &params(inst.k, step), None);
+    let (next, labels) = ifca_round(&fed, theta, &all, &params(inst.k, step, option), None);
     let wrong = labels
         .iter()
         .zip(inst.labels())
@@ -230,8 +247,19 @@ struct Traj {
     path: Vec<f64>,
 }
 
-/// Part C: `starts` trajectories of [`TRAJECTORY_STEPS`] rounds from `0.4Δ`.
-fn trajectories(cfg: &CheckConfig, inst: &Inst, starts: usize, tag: u64) -> Traj {
+/// Part C: `starts` trajectories of [`TRAJECTORY_STEPS`] rounds from `0.4Δ`; option I at
+/// `γ = STEP_P/p`, or option II with one local step of `STEP_P` (the same data and starts).
+fn trajectories(
+    cfg: &CheckConfig,
+    inst: &Inst,
+    starts: usize,
+    tag: u64,
+    option: IfcaOption,
+) -> Traj {
+    let step = match option {
+        IfcaOption::Gradient => STEP_P / inst.p(),
+        IfcaOption::Model => STEP_P,
+    };
     let ts = inst.theta_star();
     let mut worst = f64::NEG_INFINITY;
     let mut wrong = 0;
@@ -244,7 +272,7 @@ fn trajectories(cfg: &CheckConfig, inst: &Inst, starts: usize, tag: u64) -> Traj
         }
         for t in 0..TRAJECTORY_STEPS as u64 {
             let seed = child(cfg.seed, 33, (tag * 1000 + s) * 100 + t);
-            let (next, w) = round(inst, &th, STEP_P / inst.p(), seed);
+            let (next, w) = round_with(inst, &th, step, seed, option);
             wrong += w;
             let now = errors(&next, &ts);
             for (a, b) in now.iter().zip(&prev) {
@@ -410,10 +438,26 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let traj: Vec<(Inst, Traj)> = traj_insts
         .iter()
         .enumerate()
-        .map(|(i, inst)| (*inst, trajectories(cfg, inst, starts_c, 700 + i as u64)))
+        .map(|(i, inst)| {
+            let t = trajectories(cfg, inst, starts_c, 700 + i as u64, IfcaOption::Gradient);
+            (*inst, t)
+        })
+        .collect();
+    // The same trajectories under option II (model averaging, τ = 1): GCYR20 Algorithm 2's other
+    // aggregation, whose update θ_j − η·avg_{i∈S_j} ∇F_i(θ_j) is option I's with γ = η m/|S_j|,
+    // so with η = STEP_P every cluster's population factor is 1 − STEP_P and eq. 1 holds with
+    // the same C₂. It runs the library's local-update and per-cluster averaging path.
+    let traj_model: Vec<(Inst, Traj)> = traj_insts
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            let t = trajectories(cfg, inst, starts_c, 700 + i as u64, IfcaOption::Model);
+            (*inst, t)
+        })
         .collect();
     let worst_c = traj
         .iter()
+        .chain(&traj_model)
         .map(|(inst, t)| t.worst / shape(inst))
         .fold(f64::NEG_INFINITY, f64::max);
     let wrong_b: usize = cal_pts
@@ -421,7 +465,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .chain(val_b.iter().copied())
         .map(|p| p.wrong)
         .sum();
-    let wrong_c: usize = traj.iter().map(|(_, t)| t.wrong).sum();
+    let wrong_c: usize = traj.iter().chain(&traj_model).map(|(_, t)| t.wrong).sum();
+    let worst_model = traj_model
+        .iter()
+        .map(|(inst, t)| t.worst / shape(inst))
+        .fold(f64::NEG_INFINITY, f64::max);
     let all_insts = cal_b.iter().chain(&mn_sweep).chain(&d_sweep).chain(&other);
     let assumption_ok = all_insts
         .clone()
@@ -525,6 +573,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("part B validation, d sweep: {}", join(d_pts.iter().map(row_b).collect())),
             format!("part B validation, σ and k: {}", join(other_pts.iter().map(row_b).collect())),
             format!("part C ({starts_c} trajectories × {TRAJECTORY_STEPS} rounds per point, γ = {STEP_P:.4}/p): worst max_j(‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖) ÷ shape = {worst_c:.4} vs C₂ = {c2:.4}; per point: {}", join(traj.iter().map(|(i, t)| format!("{}: {:.3}", i.label(), t.worst / shape(i))).collect())),
+            format!("part C under option II (model averaging, τ = 1 local step of {STEP_P:.4}, the same starts and data): worst ratio {worst_model:.4} vs C₂ = {c2:.4} (included in part C's worst); first trajectory: {}", super::support::fmt_list(&traj_model[0].1.path)),
             format!("first trajectory (max_j error per round, {}): {}", traj[0].0.label(), super::support::fmt_list(&traj[0].1.path)),
             format!("misclustered machines (all rounds): part A {wrong_a}, part B {wrong_b}, part C {wrong_c} — eq. 1's exponential term is dropped (stricter) and not exercised"),
             format!("statistic = max(part B, part C) validation ratio = {worst:.4} vs C₂ = {c2:.4}"),
