@@ -63,6 +63,18 @@ elif cmd == "apply":
             sys.exit(f"{b['name']}: `find` occurs {n} times in {b['file']} (need exactly 1): {find!r}")
         text = text.replace(find, replace)
     open(b["file"], "w", encoding="utf-8").write(text)
+elif cmd == "validate":
+    # every edit of every named bug must occur exactly once before anything is patched
+    bad = []
+    for name in args:
+        b = bugs[name]
+        text = open(b["file"], encoding="utf-8").read()
+        for find, _ in edits(b):
+            n = text.count(find)
+            if n != 1:
+                bad.append(f"{name}: `find` occurs {n} times in {b['file']} (need exactly 1): {find!r}")
+    if bad:
+        sys.exit("\n".join(bad))
 elif cmd == "failed":
     # args: summary.json; prints the names of the failed checks, comma-separated
     recs = json.load(open(args[0], encoding="utf-8"))
@@ -79,6 +91,8 @@ declare -A FILE_OF
 for name in "${NAMES[@]}"; do
     FILE_OF[$name]="$(catalogue file "$name")" || { echo "no bug named $name" >&2; exit 2; }
 done
+# Every edit must apply before the first (long) run starts, not an hour into it.
+catalogue validate "${NAMES[@]}" || exit 2
 FILES=$(printf '%s\n' "${FILE_OF[@]}" | sort -u)
 # Refuse to patch files with uncommitted changes (the revert would destroy them).
 # shellcheck disable=SC2086
