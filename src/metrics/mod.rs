@@ -125,6 +125,26 @@ pub fn summarize(values: &[f64]) -> ErrorSummary {
 mod tests {
     use super::*;
 
+    /// `L_i(θ_j) = ‖y_i − φ_iθ_j‖²/(2n_i)` by hand: client 1 of two (sizes 1 and 2, d = 2) with
+    /// rows φ = [(1, 0), (0, 2)], y = (1, 1); θ_1 = (1, 0.5) fits exactly, θ_2 = (0, 0) leaves
+    /// residuals (1, 1): loss 2/4 = 0.5.
+    #[test]
+    fn client_losses_by_hand() {
+        let fed = Federation::new(crate::federation::FederationParts {
+            features: DMatrix::from_column_slice(2, 3, &[9.0, 9.0, 1.0, 0.0, 0.0, 2.0]),
+            responses: nalgebra::DVector::from_column_slice(&[5.0, 1.0, 1.0]),
+            sizes: vec![1, 2],
+            labels: None,
+            theta_star: None,
+            k: Some(2),
+        })
+        .unwrap();
+        let theta = DMatrix::from_column_slice(2, 2, &[1.0, 0.5, 0.0, 0.0]);
+        assert_eq!(client_losses(&fed, 1, &theta), vec![0.0, 0.5]);
+        // Client 0 (φ = (9, 9), y = 5): residuals 9 + 4.5 − 5 = 8.5 and −5, n = 1.
+        assert_eq!(client_losses(&fed, 0, &theta), vec![8.5 * 8.5 / 2.0, 12.5]);
+    }
+
     #[test]
     fn chi2_balanced_is_zero_and_skewed_positive() {
         assert_eq!(chi2(&[5, 5, 5]).to_bits(), 0.0f64.to_bits());
