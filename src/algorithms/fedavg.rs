@@ -201,4 +201,42 @@ mod tests {
         }
         assert!((next.column(0) - direct).amax() < 1e-14);
     }
+
+    /// A start whose predictions overflow (entries 1e308) makes the first iterate non-finite:
+    /// the run stops with a divergence that names round 1 (rounds count from 1) and records no
+    /// round.
+    #[test]
+    fn divergence_names_the_first_non_finite_round() {
+        let sets: Vec<(String, String)> = [("d", "5"), ("clients", "7"), ("samples", "6")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let fed = generate_named("sxy-balanced", 2, &sets).unwrap().train;
+        let alg = FedAvg {
+            params: FedAvgParams {
+                init_scale: 1.0,
+                participation: 1.0,
+                phase2: crate::params::Phase2Config {
+                    step: crate::params::StepRule::Gamma(0.5),
+                    local_steps: 2,
+                    local_solver: LocalSolver::Fedavg,
+                    rounds: 5,
+                },
+            },
+        };
+        let given = Randomness {
+            init: Some(Supplied {
+                source: "test".into(),
+                value: vec![DMatrix::from_element(5, 1, 1e308)],
+            }),
+            ..Randomness::default()
+        };
+        let mut rec = Recorder::new(false);
+        let e = alg.run_with(&fed, 3, &given, &mut rec).unwrap_err();
+        assert!(
+            matches!(e, crate::error::FedmixError::Divergence { round: 1, .. }),
+            "{e}"
+        );
+        assert_eq!(rec.rows.len(), 0);
+    }
 }
