@@ -435,26 +435,25 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .chain(other.iter().filter(|i| i.k == 4))
         .copied()
         .collect();
-    let traj: Vec<(Inst, Traj)> = traj_insts
-        .iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            let t = trajectories(cfg, inst, starts_c, 700 + i as u64, IfcaOption::Gradient);
-            (*inst, t)
-        })
-        .collect();
-    // The same trajectories under option II (model averaging, τ = 1): GCYR20 Algorithm 2's other
-    // aggregation, whose update θ_j − η·avg_{i∈S_j} ∇F_i(θ_j) is option I's with γ = η m/|S_j|,
-    // so with η = STEP_P every cluster's population factor is 1 − STEP_P and eq. 1 holds with
-    // the same C₂. It runs the library's local-update and per-cluster averaging path.
-    let traj_model: Vec<(Inst, Traj)> = traj_insts
-        .iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            let t = trajectories(cfg, inst, starts_c, 700 + i as u64, IfcaOption::Model);
-            (*inst, t)
-        })
-        .collect();
+    // Option I, and the same trajectories under option II (model averaging, τ = 1): GCYR20
+    // Algorithm 2's other aggregation, whose update θ_j − η·avg_{i∈S_j} ∇F_i(θ_j) is option I's
+    // with γ = η m/|S_j|, so with η = STEP_P every cluster's population factor is 1 − STEP_P and
+    // eq. 1 holds with the same C₂. It runs the library's local-update and per-cluster
+    // averaging path.
+    let part_c = |option: IfcaOption| -> Vec<(Inst, Traj)> {
+        traj_insts
+            .iter()
+            .enumerate()
+            .map(|(i, inst)| {
+                (
+                    *inst,
+                    trajectories(cfg, inst, starts_c, 700 + i as u64, option),
+                )
+            })
+            .collect()
+    };
+    let traj = part_c(IfcaOption::Gradient);
+    let traj_model = part_c(IfcaOption::Model);
     let worst_c = traj
         .iter()
         .chain(&traj_model)
