@@ -445,22 +445,32 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     // The randomness is resolved before the run, so it is written even when the run ends in a
     // typed error (e.g. Phase 1 finding fewer than k clusters among the anchors): the failure
     // can then be replayed by another implementation from the same draws.
-    let exported = match (&args.export_randomness, &prep.resolved) {
-        (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r)?)),
+    let written = match (&args.export_randomness, &prep.resolved) {
+        (Some(dir), Some(r)) => Some((dir, fedmix::engine::randomness::export(dir, r))),
         _ => None,
     };
     let (out, rec) = match ran {
         Ok(done) => done,
         Err(e) => {
-            if let Some((dir, files)) = exported.as_ref().filter(|(_, f)| !f.is_empty()) {
-                eprintln!(
+            // The run's error is the one reported; an export that also failed is only named.
+            match &written {
+                Some((dir, Ok(files))) if !files.is_empty() => eprintln!(
                     "the run failed; the randomness it used was written to {} ({})",
                     dir.display(),
                     files.join(", ")
-                );
+                ),
+                Some((dir, Err(x))) => eprintln!(
+                    "the run failed, and writing its randomness to {} failed too: {x}",
+                    dir.display()
+                ),
+                _ => {}
             }
             return Err(e);
         }
+    };
+    let exported = match written {
+        Some((dir, files)) => Some((dir, files?)),
+        None => None,
     };
     let prov = fedmix::runner::Provenance {
         data_dir: args_src.data.as_ref().map(|p| p.display().to_string()),

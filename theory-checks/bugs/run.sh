@@ -50,30 +50,26 @@ path, cmd, *args = sys.argv[1:]
 bugs = {b["name"]: b for b in tomllib.load(open(path, "rb"))["bug"]}
 def edits(b):
     return [(b["find"], b["replace"])] + [(e["find"], e["replace"]) for e in b.get("extra", [])]
+def problems(b):
+    # every edit must occur exactly once in the unpatched file
+    text = open(b["file"], encoding="utf-8").read()
+    return [f"{b['name']}: `find` occurs {n} times in {b['file']} (need exactly 1): {find!r}"
+            for find, _ in edits(b) if (n := text.count(find)) != 1]
 if cmd == "names":
     print("\n".join(bugs))
 elif cmd == "file":
     print(bugs[args[0]]["file"])
 elif cmd == "apply":
     b = bugs[args[0]]
+    if bad := problems(b):
+        sys.exit("\n".join(bad))
     text = open(b["file"], encoding="utf-8").read()
     for find, replace in edits(b):
-        n = text.count(find)
-        if n != 1:
-            sys.exit(f"{b['name']}: `find` occurs {n} times in {b['file']} (need exactly 1): {find!r}")
         text = text.replace(find, replace)
     open(b["file"], "w", encoding="utf-8").write(text)
 elif cmd == "validate":
-    # every edit of every named bug must occur exactly once before anything is patched
-    bad = []
-    for name in args:
-        b = bugs[name]
-        text = open(b["file"], encoding="utf-8").read()
-        for find, _ in edits(b):
-            n = text.count(find)
-            if n != 1:
-                bad.append(f"{name}: `find` occurs {n} times in {b['file']} (need exactly 1): {find!r}")
-    if bad:
+    # every named bug, before anything is patched
+    if bad := [m for name in args for m in problems(bugs[name])]:
         sys.exit("\n".join(bad))
 elif cmd == "failed":
     # args: summary.json; prints the names of the failed checks, comma-separated

@@ -435,11 +435,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .chain(other.iter().filter(|i| i.k == 4))
         .copied()
         .collect();
-    // Option I, and the same trajectories under option II (model averaging, τ = 1): GCYR20
-    // Algorithm 2's other aggregation, whose update θ_j − η·avg_{i∈S_j} ∇F_i(θ_j) is option I's
-    // with γ = η m/|S_j|, so with η = STEP_P every cluster's population factor is 1 − STEP_P and
-    // eq. 1 holds with the same C₂. It runs the library's local-update and per-cluster
-    // averaging path.
+    // Option I, and the same trajectories under option II (τ = 1; why eq. 1 holds for it with
+    // the same C₂: module docs, part C).
     let part_c = |option: IfcaOption| -> Vec<(Inst, Traj)> {
         traj_insts
             .iter()
