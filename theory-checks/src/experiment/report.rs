@@ -1,6 +1,6 @@
 //! Paper experiments (SXY22 App. C Figs. 1–3, IFCA §6.1 Fig. 3, SR-FCA §5) from
 //! `experiments/*.toml`: run the cells through
-//! [`crate::experiment`], render each merged figure as an SVG (mean line, interquartile or Wilson
+//! [`crate::experiment`], render each merged figure as an SVG (median line, interquartile or Wilson
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 
 use crate::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
@@ -249,7 +249,7 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
             x0 = x0.min(p.x);
             x1 = x1.max(p.x);
         }
-        for y in [p.lo, p.mean, p.hi] {
+        for y in [p.lo, p.median, p.hi] {
             if ok(y, fig.log_y) {
                 y0 = y0.min(y);
                 y1 = y1.max(y);
@@ -349,8 +349,8 @@ macro_rules! chart {
             let pts: Vec<(f64, f64)> = line
                 .points
                 .iter()
-                .filter(|p| ok(p.x, p.mean))
-                .map(|p| (p.x, p.mean))
+                .filter(|p| ok(p.x, p.median))
+                .map(|p| (p.x, p.median))
                 .collect();
             let marks = pts.len() <= 30;
             if line.label.starts_with(FLOOR_PREFIX) {
@@ -421,7 +421,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
         let ys: Vec<f64> = fig
             .lines
             .iter()
-            .flat_map(|l| l.points.iter().flat_map(|p| [p.lo, p.mean, p.hi]))
+            .flat_map(|l| l.points.iter().flat_map(|p| [p.lo, p.median, p.hi]))
             .filter(|y| y.is_finite() && *y > 0.0)
             .collect();
         let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
@@ -487,7 +487,7 @@ pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
 /// whole line) and quotes the first; sweep points where every run failed get a row of their own.
 fn table(f: &MergedFigure) -> String {
     let mut md = format!(
-        "| line | {} | mean | band (25 % – 75 %, or Wilson 95 %) | seeds | failed runs |\n|---|---|---|---|---|---|\n",
+        "| line | {} | median | mean | band (25 % – 75 %, or Wilson 95 %) | seeds | failed runs |\n|---|---|---|---|---|---|---|\n",
         f.x_label
     );
     let describe = |fails: &[&Failure]| match fails.first() {
@@ -500,11 +500,11 @@ fn table(f: &MergedFigure) -> String {
             let fail = describe(&fails);
             match l.points.last() {
                 Some(p) => md.push_str(&format!(
-                    "| {} | {} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
-                    l.label, p.x, p.mean, p.lo, p.hi, p.n, fail
+                    "| {} | {} | {:.4e} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
+                    l.label, p.x, p.median, p.mean, p.lo, p.hi, p.n, fail
                 )),
                 None if !fails.is_empty() => {
-                    md.push_str(&format!("| {} | — | — | — | 0 | {} |\n", l.label, fail))
+                    md.push_str(&format!("| {} | — | — | — | — | 0 | {} |\n", l.label, fail))
                 }
                 None => {}
             }
@@ -519,10 +519,10 @@ fn table(f: &MergedFigure) -> String {
             let fail = describe(&fails);
             match l.points.iter().find(|p| p.x == x) {
                 Some(p) => md.push_str(&format!(
-                    "| {} | {} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
-                    l.label, p.x, p.mean, p.lo, p.hi, p.n, fail
+                    "| {} | {} | {:.4e} | {:.4e} | {:.3e} – {:.3e} | {} | {} |\n",
+                    l.label, p.x, p.median, p.mean, p.lo, p.hi, p.n, fail
                 )),
-                None => md.push_str(&format!("| {} | {x} | — | — | 0 | {fail} |\n", l.label)),
+                None => md.push_str(&format!("| {} | {x} | — | — | — | 0 | {fail} |\n", l.label)),
             }
         }
     }
@@ -550,8 +550,10 @@ pub fn report(
          the cells on disk) at commit `{}` from the experiment files in `experiments/` (one TOML \
          per figure; copy one, change a knob, rerun). The cells behind the full profile are \
          tracked in `experiments/results/full/` and each figure's JSON states its provenance \
-         (seeds, cells found / planned, wall time, commits). Every figure shows the mean over data \
-         seeds with a band (interquartile range for errors, Wilson 95 % for success probabilities). The \
+         (seeds, cells found / planned, wall time, commits). Every error figure shows the median over \
+         data seeds with its interquartile band (the tables give the mean beside it: a few \
+         diverging runs can put the mean outside the band); every success figure shows the \
+         proportion of seeds with its Wilson 95 % interval. The \
          lemma-level checks are in [theory/README.md](theory/README.md).\n\n\
          ## Claim ledger\n\nEvery claim of the experiment sections of SXY22 (App. C), IFCA \
          (§6.1) and SR-FCA (§5), measured on our implementation. Intervals are 95 % percentile \
@@ -657,6 +659,7 @@ mod tests {
     fn point(x: f64, n: usize) -> Band {
         Band {
             x,
+            median: 0.4,
             mean: 0.5,
             lo: 0.25,
             hi: 0.75,
@@ -693,10 +696,11 @@ mod tests {
         assert_eq!(rows.len(), 3, "{md}");
         assert_eq!(
             rows[0],
-            "| two-phase | 100 | — | — | 0 | 2 (seed 1: too few clusters (seed 1)) |"
+            "| two-phase | 100 | — | — | — | 0 | 2 (seed 1: too few clusters (seed 1)) |"
         );
         assert!(
-            rows[1].starts_with("| two-phase | 200 | 5.0000e-1 |"),
+            rows[1]
+                .starts_with("| two-phase | 200 | 4.0000e-1 | 5.0000e-1 | 2.500e-1 – 7.500e-1 |"),
             "{md}"
         );
         assert!(
