@@ -278,6 +278,59 @@ mod tests {
         assert!((cross - best).abs() < 1e-15);
     }
 
+    /// Sattler et al. Algorithm 2: before any split, each cluster's round is FedAvg within the
+    /// cluster — `θ_c + Σ_{i∈c} (n_i/N_c) Δθ_i` — so with unequal client sizes (log-normal n_i)
+    /// a CFL round must equal the library's FedAvg round over the cluster's members.
+    #[test]
+    fn a_round_without_split_is_fedavg_within_each_cluster() {
+        let sets: Vec<(String, String)> = [
+            ("d", "5"),
+            ("clients", "7"),
+            ("sizes", "lognormal"),
+            ("samples", "6"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let fed = crate::synthetic::generate_named("sxy-balanced", 2, &sets)
+            .unwrap()
+            .train;
+        let sizes: Vec<usize> = (0..7).map(|i| fed.n(i)).collect();
+        assert!(sizes.iter().any(|&n| n != sizes[0]), "{sizes:?}");
+        let local = crate::params::Phase2Params {
+            eta: 0.02,
+            local_steps: 3,
+            local_solver: LocalSolver::Fedavg,
+            rounds: 1,
+        };
+        let p = CflParams {
+            local,
+            eps1: 0.02,
+            eps2: 0.1,
+            gamma_max: 0.0,
+            warmup_rounds: 20,
+        };
+        let clusters = vec![vec![0, 2, 4], vec![1, 3, 5, 6]];
+        let theta = DMatrix::from_fn(5, 2, |r, c| 0.3 - 0.1 * r as f64 + 0.5 * c as f64);
+        let (next_clusters, next, splits) = cfl_round(&fed, &clusters, &theta, &p, None, 1);
+        assert_eq!(next_clusters, clusters);
+        assert!(splits.is_empty());
+        for (c, members) in clusters.iter().enumerate() {
+            let start = theta.column(c).clone_owned();
+            let want = crate::algorithms::fedavg::fedavg_round(
+                &fed,
+                &DMatrix::from_column_slice(5, 1, start.as_slice()),
+                members,
+                &p.local,
+                None,
+            );
+            assert!(
+                (next.column(c) - want.column(0)).amax() < 1e-14,
+                "cluster {c}"
+            );
+        }
+    }
+
     #[test]
     fn positions_map_to_client_ids() {
         let members = vec![3, 8, 11, 20];
