@@ -587,5 +587,12 @@ mod tests {
         // pairs: 1, 2, 1 → sorted 1, 1, 2; q = 0.5 → index ⌈1.5⌉ = 2 → 2.
         assert_eq!(threshold(&d, None, 0.5), Some(2.0));
         assert_eq!(threshold(&d, Some(0.7), 0.5), Some(0.7));
+        // q = 1 → index ⌈3⌉ = 3, clamped to the last (2): the largest distance.
+        assert_eq!(threshold(&d, None, 1.0), Some(2.0));
+        // q = 0.2 → index ⌈0.6⌉ = 1 → 1; q = 0 → index 0 → 1.
+        assert_eq!(threshold(&d, None, 0.2), Some(1.0));
+        assert_eq!(threshold(&d, None, 0.0), Some(1.0));
+        // One client: no pair, no threshold.
+        assert_eq!(threshold(&DMatrix::zeros(1, 1), None, 0.5), None);
     }
 }

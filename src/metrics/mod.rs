@@ -161,6 +161,32 @@ mod tests {
         assert!((kappa_fedavg(0.5, 2) - 4.0 / 3.0).abs() < 1e-15);
     }
 
+    /// `Δ = min_{j≠j'} ‖θ*_j − θ*_{j'}‖` by hand: θ* = (1, 0), (2, 0), (10, 0) are 1, 9 and 8
+    /// apart, so Δ = 1 (the sums' norms would give 3); a single model has Δ = ∞ (SXY22 §3).
+    #[test]
+    fn separation_by_hand() {
+        let t = DMatrix::from_column_slice(2, 3, &[1.0, 0.0, 2.0, 0.0, 10.0, 0.0]);
+        assert_eq!(separation(&t), 1.0);
+        let t = DMatrix::from_column_slice(2, 3, &[0.0, 0.0, 3.0, 4.0, 0.0, -2.0]);
+        assert_eq!(separation(&t), 2.0);
+        assert_eq!(separation(&DMatrix::from_element(2, 1, 1.0)), f64::INFINITY);
+    }
+
+    /// `N_j`, `ρ = min_j N_j / N` (SXY22 Theorem 2) and `p_min` (fraction of clients) by hand:
+    /// sizes (3, 5, 2, 7) in clusters (0, 1, 0, 1) give N_j = (5, 12), ρ = 5/17, p_min = 1/2;
+    /// an empty third cluster gives ρ = p_min = 0. `κ = 1 + γ` for FedProx (SXY21).
+    #[test]
+    fn cluster_constants_by_hand() {
+        let (sizes, labels) = ([3, 5, 2, 7], [0, 1, 0, 1]);
+        assert_eq!(cluster_samples(&sizes, &labels, 2), vec![5, 12]);
+        assert_eq!(rho(&sizes, &labels, 2), 5.0 / 17.0);
+        assert_eq!(p_min(&labels, 2), 0.5);
+        assert_eq!(rho(&sizes, &labels, 3), 0.0);
+        assert_eq!(p_min(&labels, 3), 0.0);
+        assert_eq!(p_min(&[0, 1, 1, 2, 2, 2], 3), 1.0 / 6.0);
+        assert_eq!(kappa_fedprox(0.25), 1.25);
+    }
+
     #[test]
     fn misclustering_is_permutation_invariant() {
         let truth = [0, 0, 1, 1, 2, 2];
