@@ -276,4 +276,18 @@ mod tests {
         assert_eq!(p, vec![1, 0, 2]);
         assert!((total - 5.0).abs() < 1e-15);
     }
+
+    /// The documented tie rule of [`hungarian`]: among equal-cost assignments the lowest column
+    /// goes first, so an all-ties matrix gives the identity (it decides which of two equally
+    /// distant estimates is reported as a cluster's model, e.g. duplicated estimates).
+    #[test]
+    fn hungarian_ties_go_to_the_lowest_column() {
+        assert_eq!(hungarian(&DMatrix::zeros(2, 2)), vec![0, 1]);
+        assert_eq!(hungarian(&DMatrix::from_element(3, 3, 7.0)), vec![0, 1, 2]);
+        assert_eq!(hungarian(&DMatrix::zeros(2, 4)), vec![0, 1]);
+        // Two identical estimates at equal distance from both true models.
+        let est = DMatrix::from_column_slice(1, 2, &[0.0, 0.0]);
+        let truth = DMatrix::from_column_slice(1, 2, &[-1.0, 1.0]);
+        assert_eq!(sum_assignment(&est, &truth).unwrap().perm, vec![0, 1]);
+    }
 }

@@ -402,6 +402,51 @@ mod tests {
         generate_named("sxy-balanced", 2, &sets).unwrap().train
     }
 
+    /// A supplied `power_start.npy` (the starts of SXY22 Algorithm 2's power iterations, one per
+    /// iteration, anchor and coordinate of the k-dimensional subspace) must have shape
+    /// `T × n_H × k` and no zero vector: the right shape passes; a wrong shape and a zero start
+    /// are typed errors naming the file and the offending entry.
+    #[test]
+    fn a_supplied_power_start_is_checked() {
+        use crate::engine::randomness::{Array, Supplied};
+        let f = fed(4);
+        let p = crate::params::key_table::KeyTable::default()
+            .phase1_config()
+            .resolve(2, &f);
+        let (t, h, k) = (p.iterations, 3, p.k);
+        assert!(t >= 2 && k >= 2, "{t} {k}");
+        let supplied = |shape: Vec<usize>, data: Vec<f64>| Supplied {
+            source: "v0.npy".into(),
+            value: Array { shape, data },
+        };
+        let ok = supplied(vec![t, h, k], vec![1.0; t * h * k]);
+        assert!(anchors::check_power_start(&p, h, &ok).is_ok());
+        let field_of = |r: Result<()>| match r {
+            Err(FedmixError::InvalidRandomness { path, field, .. }) => {
+                assert_eq!(path, std::path::PathBuf::from("v0.npy"));
+                field
+            }
+            other => panic!("{other:?}"),
+        };
+        let wrong = supplied(vec![t, h + 1, k], vec![1.0; t * (h + 1) * k]);
+        assert_eq!(
+            field_of(anchors::check_power_start(&p, h, &wrong)),
+            "power_start"
+        );
+        // Iteration 1, anchor 2 starts at zero.
+        let mut data = vec![1.0; t * h * k];
+        let at = (h + 2) * k;
+        data[at..at + k].iter_mut().for_each(|x| *x = 0.0);
+        assert_eq!(
+            field_of(anchors::check_power_start(
+                &p,
+                h,
+                &supplied(vec![t, h, k], data)
+            )),
+            "power_start[1][2]"
+        );
+    }
+
     /// The implicit operator applies the same `Y` as the formed matrix.
     #[test]
     fn moment_operator_applies_the_formed_matrix() {
