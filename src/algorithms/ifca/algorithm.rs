@@ -304,7 +304,7 @@ pub fn run_restarts_batch(
             let o = &mut state[b];
             match check_finite_iterate(&theta, "IFCA", t + 1) {
                 Ok(()) => {
-                    o.comm = sum_comm(o.comm, round_comm(part.len(), p.k, fed.d()));
+                    o.comm = o.comm.merge(round_comm(part.len(), p.k, fed.d()));
                     o.result = Ok((theta, labels));
                 }
                 Err(e) => o.result = Err(e),
@@ -411,7 +411,7 @@ impl WithRandomness for Ifca {
             let result = run_restart_with(fed, &p, &theta0, seed, 0, schedule, rec);
             comm_all = rec.rows[before..]
                 .iter()
-                .fold(Comm::default(), |a, row| sum_comm(a, row.comm));
+                .fold(Comm::default(), |a, row| a.merge(row.comm));
             match result {
                 Ok((theta, labels)) => {
                     losses.push(training_loss(fed, &theta));
@@ -441,7 +441,7 @@ impl WithRandomness for Ifca {
                 )?;
                 let mut finals = Vec::new();
                 for o in outcomes {
-                    comm_all = sum_comm(comm_all, o.comm);
+                    comm_all = comm_all.merge(o.comm);
                     match o.result {
                         Ok(done) => finals.push(Some(done)),
                         Err(e @ FedmixError::Divergence { .. }) => {
@@ -538,16 +538,6 @@ impl WithRandomness for Ifca {
             participation,
             ..Randomness::default()
         })
-    }
-}
-
-/// Add two ledgers (participants: the larger).
-fn sum_comm(a: Comm, b: Comm) -> Comm {
-    Comm {
-        floats_down: a.floats_down + b.floats_down,
-        floats_up: a.floats_up + b.floats_up,
-        messages: a.messages + b.messages,
-        participants: a.participants.max(b.participants),
     }
 }
 
@@ -726,5 +716,46 @@ pub(crate) mod tests {
         assert!(losses.iter().take(chosen).all(|&l| l > min));
         // The selection rule is not vacuous here: the restarts end at different losses.
         assert!(losses.iter().any(|&l| l > min * (1.0 + 1e-6)), "{losses:?}");
+    }
+
+    /// The communication ledger of a whole IFCA run, by hand (IFCA §3, Algorithm 1/2: each
+    /// round the server broadcasts all k models, k·d floats, to each of the M participants,
+    /// and each returns d floats plus its cluster identity): with M = 30, k = 3, d = 6,
+    /// R = 15 rounds and full participation, one restart sends 15·30·18 = 8 100 floats down,
+    /// 15·30·7 = 3 150 up and 15·60 = 900 messages; five restarts (the batched path) five times
+    /// that; participants stay 30.
+    #[test]
+    fn communication_of_a_run_by_hand() {
+        let fed = generate_named(
+            "sxy-balanced",
+            6,
+            &sets(&[("d", "6"), ("clients", "30"), ("samples", "10")]),
+        )
+        .unwrap()
+        .train;
+        for (restarts, times) in [(1u64, 1u64), (5, 5)] {
+            let cfg = KeyTable {
+                restarts: restarts as usize,
+                rounds: 15,
+                ..KeyTable::default()
+            };
+            let mut rec = Recorder::quiet();
+            let out = Ifca {
+                params: cfg.ifca().unwrap(),
+                init: None,
+            }
+            .run(&fed, 11, &mut rec)
+            .unwrap();
+            let RunSummary::Ifca { ifca } = &out.summary else {
+                panic!("ifca reports an IFCA summary")
+            };
+            let want = Comm {
+                floats_down: times * 8_100,
+                floats_up: times * 3_150,
+                messages: times * 900,
+                participants: 30,
+            };
+            assert_eq!(ifca.communication_all_restarts, want, "restarts {restarts}");
+        }
     }
 }
