@@ -718,6 +718,46 @@ pub(crate) mod tests {
         assert!(losses.iter().any(|&l| l > min * (1.0 + 1e-6)), "{losses:?}");
     }
 
+    /// Starts whose predictions overflow (entries 1e308) make the first iterate non-finite: the
+    /// run fails with a divergence naming round 1 (rounds count from 1) on both code paths —
+    /// one restart (`run_restart_with`) and lock-step restarts (`run_restarts_batch`), where
+    /// every restart diverges and the first restart's error is returned.
+    #[test]
+    fn divergence_names_round_one_on_both_paths() {
+        let fed = generate_named(
+            "sxy-balanced",
+            6,
+            &sets(&[("d", "6"), ("clients", "30"), ("samples", "10")]),
+        )
+        .unwrap()
+        .train;
+        for restarts in [1usize, 3] {
+            let cfg = KeyTable {
+                restarts,
+                rounds: 5,
+                ..KeyTable::default()
+            };
+            let given = Randomness {
+                init: Some(Supplied {
+                    source: "init.npy".into(),
+                    value: vec![DMatrix::from_element(6, 3, 1e308); restarts],
+                }),
+                ..Randomness::default()
+            };
+            let alg = Ifca {
+                params: cfg.ifca().unwrap(),
+                init: None,
+            };
+            let e = alg
+                .run_with(&fed, 11, &given, &mut Recorder::quiet())
+                .unwrap_err();
+            assert!(
+                matches!(e, FedmixError::Divergence { round: 1, .. }),
+                "restarts {restarts}: {e}"
+            );
+        }
+    }
+
     /// The communication ledger of a whole IFCA run, by hand (IFCA §3, Algorithm 1/2: each
     /// round the server broadcasts all k models, k·d floats, to each of the M participants,
     /// and each returns d floats plus its cluster identity): with M = 30, k = 3, d = 6,
