@@ -501,6 +501,21 @@ pub struct SyntheticData {
     pub test: Option<Federation>,
 }
 
+/// Test helper: `(key, value)` overrides from string literals, as [`generate_named`] takes them.
+#[cfg(test)]
+pub(crate) fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Test helper: the training federation of setting `name` with overrides `pairs` under `seed`.
+#[cfg(test)]
+pub(crate) fn train_federation(name: &str, seed: u64, pairs: &[(&str, &str)]) -> Federation {
+    generate_named(name, seed, &sets(pairs)).unwrap().train
+}
+
 /// Generate setting `name` with overrides `sets` (`(key, value)` pairs) under `seed`.
 ///
 /// # Errors

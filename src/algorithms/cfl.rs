@@ -283,26 +283,7 @@ mod tests {
     /// a CFL round must equal the library's FedAvg round over the cluster's members.
     #[test]
     fn a_round_without_split_is_fedavg_within_each_cluster() {
-        let sets: Vec<(String, String)> = [
-            ("d", "5"),
-            ("clients", "7"),
-            ("sizes", "lognormal"),
-            ("samples", "6"),
-        ]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-        let fed = crate::synthetic::generate_named("sxy-balanced", 2, &sets)
-            .unwrap()
-            .train;
-        let sizes: Vec<usize> = (0..7).map(|i| fed.n(i)).collect();
-        assert!(sizes.iter().any(|&n| n != sizes[0]), "{sizes:?}");
-        let local = crate::params::Phase2Params {
-            eta: 0.02,
-            local_steps: 3,
-            local_solver: LocalSolver::Fedavg,
-            rounds: 1,
-        };
+        let (fed, local) = crate::algorithms::fedavg::tests::unequal_clients_one_round();
         let p = CflParams {
             local,
             eps1: 0.02,

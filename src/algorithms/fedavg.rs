@@ -164,32 +164,40 @@ impl WithRandomness for FedAvg {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::local_update::local_update;
     use crate::params::Phase2Params;
-    use crate::synthetic::generate_named;
     use nalgebra::DVector;
 
-    /// With full participation one round is `Σ_i (n_i/N) LocalUpdate_i(θ)`, computed directly.
-    #[test]
-    fn full_participation_round_is_the_weighted_average_of_local_models() {
-        let sets: Vec<(String, String)> = [
-            ("d", "5"),
-            ("clients", "7"),
-            ("sizes", "lognormal"),
-            ("samples", "6"),
-        ]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-        let fed = generate_named("sxy-balanced", 2, &sets).unwrap().train;
+    /// Seven clients of log-normal sizes (d = 5, `sxy-balanced` seed 2) and one round of three
+    /// local GD steps at η = 0.02: unequal n_i, so aggregation weights matter.
+    pub(crate) fn unequal_clients_one_round() -> (Federation, Phase2Params) {
+        let fed = crate::synthetic::train_federation(
+            "sxy-balanced",
+            2,
+            &[
+                ("d", "5"),
+                ("clients", "7"),
+                ("sizes", "lognormal"),
+                ("samples", "6"),
+            ],
+        );
+        let sizes: Vec<usize> = (0..7).map(|i| fed.n(i)).collect();
+        assert!(sizes.iter().any(|&n| n != sizes[0]), "{sizes:?}");
         let p = Phase2Params {
             eta: 0.02,
             local_steps: 3,
             local_solver: LocalSolver::Fedavg,
             rounds: 1,
         };
+        (fed, p)
+    }
+
+    /// With full participation one round is `Σ_i (n_i/N) LocalUpdate_i(θ)`, computed directly.
+    #[test]
+    fn full_participation_round_is_the_weighted_average_of_local_models() {
+        let (fed, p) = unequal_clients_one_round();
         let theta = DMatrix::from_fn(5, 1, |r, _| 0.3 - 0.1 * r as f64);
         let all: Vec<usize> = (0..7).collect();
         let next = fedavg_round(&fed, &theta, &all, &p, None);
@@ -207,11 +215,11 @@ mod tests {
     /// round.
     #[test]
     fn divergence_names_the_first_non_finite_round() {
-        let sets: Vec<(String, String)> = [("d", "5"), ("clients", "7"), ("samples", "6")]
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        let fed = generate_named("sxy-balanced", 2, &sets).unwrap().train;
+        let fed = crate::synthetic::train_federation(
+            "sxy-balanced",
+            2,
+            &[("d", "5"), ("clients", "7"), ("samples", "6")],
+        );
         let alg = FedAvg {
             params: FedAvgParams {
                 init_scale: 1.0,

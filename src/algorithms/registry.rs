@@ -174,14 +174,7 @@ mod tests {
     use crate::engine::randomness::{AnchorsFile, Supplied};
     use crate::params::Phase1Variant;
     use crate::params::{check_applicable, keys_of, KeyTable};
-    use crate::synthetic::generate_named;
-
-    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use crate::synthetic::{generate_named, sets};
 
     // The key lists (`keys_of`) are exactly what parsing refuses for an algorithm, so they must
     // never omit a key the algorithm reads: every algorithm is run with every key outside its

@@ -548,14 +548,16 @@ pub(crate) mod tests {
     use crate::engine::local_update::client_gradient;
     use crate::federation::FederationParts;
     use crate::params::KeyTable;
-    use crate::synthetic::generate_named;
+    use crate::synthetic::{generate_named, sets};
     use nalgebra::DVector;
 
-    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
+    /// `sxy-balanced` seed 6 with M = 30 clients of 10 samples, d = 6 (k = 3).
+    fn thirty_clients() -> Federation {
+        crate::synthetic::train_federation(
+            "sxy-balanced",
+            6,
+            &[("d", "6"), ("clients", "30"), ("samples", "10")],
+        )
     }
 
     /// A tiny federation of hand-picked numbers: d = 2, three clients.
@@ -677,13 +679,7 @@ pub(crate) mod tests {
     /// The reported restart is the one with the lowest final training loss.
     #[test]
     fn restart_selection_picks_the_lowest_training_loss() {
-        let fed = generate_named(
-            "sxy-balanced",
-            6,
-            &sets(&[("d", "6"), ("clients", "30"), ("samples", "10")]),
-        )
-        .unwrap()
-        .train;
+        let fed = thirty_clients();
         let cfg = KeyTable {
             restarts: 5,
             rounds: 15,
@@ -724,13 +720,7 @@ pub(crate) mod tests {
     /// every restart diverges and the first restart's error is returned.
     #[test]
     fn divergence_names_round_one_on_both_paths() {
-        let fed = generate_named(
-            "sxy-balanced",
-            6,
-            &sets(&[("d", "6"), ("clients", "30"), ("samples", "10")]),
-        )
-        .unwrap()
-        .train;
+        let fed = thirty_clients();
         for restarts in [1usize, 3] {
             let cfg = KeyTable {
                 restarts,
@@ -766,13 +756,7 @@ pub(crate) mod tests {
     /// that; participants stay 30.
     #[test]
     fn communication_of_a_run_by_hand() {
-        let fed = generate_named(
-            "sxy-balanced",
-            6,
-            &sets(&[("d", "6"), ("clients", "30"), ("samples", "10")]),
-        )
-        .unwrap()
-        .train;
+        let fed = thirty_clients();
         for (restarts, times) in [(1u64, 1u64), (5, 5)] {
             let cfg = KeyTable {
                 restarts: restarts as usize,

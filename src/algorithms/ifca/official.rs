@@ -455,14 +455,7 @@ mod tests {
     use crate::error::FedmixError;
     use crate::params::IfcaOption;
     use crate::params::KeyTable;
-    use crate::synthetic::generate_named;
-
-    fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use crate::synthetic::{generate_named, sets};
 
     #[test]
     fn official_success_rule_is_literal() {
