@@ -194,6 +194,51 @@ pub(crate) mod tests {
         (fed, p)
     }
 
+    /// `sxy-balanced` seed 2, seven clients of six samples, d = 5; FedAvg with γ = 0.5, two
+    /// local steps, five rounds, full participation.
+    fn seven_clients_fedavg() -> (Federation, FedAvg) {
+        let fed = crate::synthetic::train_federation(
+            "sxy-balanced",
+            2,
+            &[("d", "5"), ("clients", "7"), ("samples", "6")],
+        );
+        let alg = FedAvg {
+            params: FedAvgParams {
+                init_scale: 1.0,
+                participation: 1.0,
+                phase2: crate::params::Phase2Config {
+                    step: crate::params::StepRule::Gamma(0.5),
+                    local_steps: 2,
+                    local_solver: LocalSolver::Fedavg,
+                    rounds: 5,
+                },
+            },
+        };
+        (fed, alg)
+    }
+
+    /// `resolve` returns the randomness the run uses (what `--export-randomness` writes): the
+    /// drawn start `θ₀ ~ N(0, init_scale² I/d)` from the run's seed, and no schedule at full
+    /// participation; replaying it under another seed gives the same run, bit for bit.
+    #[test]
+    fn resolved_randomness_is_the_runs_own_and_replays() {
+        let (fed, alg) = seven_clients_fedavg();
+        let r = alg.resolve(&fed, 3, &Randomness::default()).unwrap();
+        let init = r.init.as_ref().expect("the drawn start is exported");
+        assert_eq!(init.value, vec![random_init(5, 1, 1.0, 3, 0)]);
+        assert!(r.participation.is_none());
+        let quiet = || Recorder::new(false);
+        let own = alg
+            .run_with(&fed, 3, &Randomness::default(), &mut quiet())
+            .unwrap();
+        let replayed = alg.run_with(&fed, 99, &r, &mut quiet()).unwrap();
+        assert_eq!(own.theta_hat, replayed.theta_hat);
+        let other = alg
+            .run_with(&fed, 99, &Randomness::default(), &mut quiet())
+            .unwrap();
+        assert_ne!(own.theta_hat, other.theta_hat);
+    }
+
     /// With full participation one round is `Σ_i (n_i/N) LocalUpdate_i(θ)`, computed directly.
     #[test]
     fn full_participation_round_is_the_weighted_average_of_local_models() {
@@ -215,23 +260,7 @@ pub(crate) mod tests {
     /// round.
     #[test]
     fn divergence_names_the_first_non_finite_round() {
-        let fed = crate::synthetic::train_federation(
-            "sxy-balanced",
-            2,
-            &[("d", "5"), ("clients", "7"), ("samples", "6")],
-        );
-        let alg = FedAvg {
-            params: FedAvgParams {
-                init_scale: 1.0,
-                participation: 1.0,
-                phase2: crate::params::Phase2Config {
-                    step: crate::params::StepRule::Gamma(0.5),
-                    local_steps: 2,
-                    local_solver: LocalSolver::Fedavg,
-                    rounds: 5,
-                },
-            },
-        };
+        let (fed, alg) = seven_clients_fedavg();
         let given = Randomness {
             init: Some(Supplied {
                 source: "test".into(),

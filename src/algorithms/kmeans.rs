@@ -305,5 +305,9 @@ mod tests {
         ));
         assert!(kmeans(&pts, 0, 2, 10, 0).is_err());
         assert!(kmeans(&pts, 2, 0, 10, 0).is_err());
+        // k = M is allowed: every point is a seed (D² weighting never picks a chosen point).
+        let mut seeds = kmeans_pp_seeds(&pts, 4, &mut stream(5, Purpose::Replicate, 1)).unwrap();
+        seeds.sort_unstable();
+        assert_eq!(seeds, vec![0, 1, 2, 3]);
     }
 }

@@ -145,6 +145,10 @@ mod tests {
         }
         let diff = (&fed - &q).amax();
         assert!(diff < 1e-12, "federated vs centralised: {diff}");
+        // Each of the 8 steps broadcasts the d × k iterate to the 5 clients and receives a d × k
+        // message from each (SXY22 Algorithm 3).
         assert_eq!(comm.floats_up, 8 * 5 * (d as u64) * 3);
+        assert_eq!(comm.floats_down, 8 * 5 * (d as u64) * 3);
+        assert_eq!((comm.messages, comm.participants), (8 * 2 * 5, 5));
     }
 }
