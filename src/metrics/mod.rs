@@ -166,10 +166,13 @@ mod tests {
     #[test]
     fn separation_by_hand() {
         let t = DMatrix::from_column_slice(2, 3, &[1.0, 0.0, 2.0, 0.0, 10.0, 0.0]);
-        assert_eq!(separation(&t), 1.0);
+        assert_eq!(separation(&t).to_bits(), 1.0_f64.to_bits());
         let t = DMatrix::from_column_slice(2, 3, &[0.0, 0.0, 3.0, 4.0, 0.0, -2.0]);
-        assert_eq!(separation(&t), 2.0);
-        assert_eq!(separation(&DMatrix::from_element(2, 1, 1.0)), f64::INFINITY);
+        assert_eq!(separation(&t).to_bits(), 2.0_f64.to_bits());
+        assert_eq!(
+            separation(&DMatrix::from_element(2, 1, 1.0)).to_bits(),
+            f64::INFINITY.to_bits()
+        );
     }
 
     /// `N_j`, `ρ = min_j N_j / N` (SXY22 Theorem 2) and `p_min` (fraction of clients) by hand:
@@ -179,12 +182,18 @@ mod tests {
     fn cluster_constants_by_hand() {
         let (sizes, labels) = ([3, 5, 2, 7], [0, 1, 0, 1]);
         assert_eq!(cluster_samples(&sizes, &labels, 2), vec![5, 12]);
-        assert_eq!(rho(&sizes, &labels, 2), 5.0 / 17.0);
-        assert_eq!(p_min(&labels, 2), 0.5);
-        assert_eq!(rho(&sizes, &labels, 3), 0.0);
-        assert_eq!(p_min(&labels, 3), 0.0);
-        assert_eq!(p_min(&[0, 1, 1, 2, 2, 2], 3), 1.0 / 6.0);
-        assert_eq!(kappa_fedprox(0.25), 1.25);
+        assert_eq!(
+            rho(&sizes, &labels, 2).to_bits(),
+            (5.0_f64 / 17.0).to_bits()
+        );
+        assert_eq!(p_min(&labels, 2).to_bits(), (0.5_f64).to_bits());
+        assert_eq!(rho(&sizes, &labels, 3).to_bits(), (0.0_f64).to_bits());
+        assert_eq!(p_min(&labels, 3).to_bits(), (0.0_f64).to_bits());
+        assert_eq!(
+            p_min(&[0, 1, 1, 2, 2, 2], 3).to_bits(),
+            (1.0_f64 / 6.0).to_bits()
+        );
+        assert_eq!(kappa_fedprox(0.25).to_bits(), (1.25_f64).to_bits());
     }
 
     #[test]
