@@ -714,6 +714,20 @@ pub(crate) mod tests {
         assert!(losses.iter().any(|&l| l > min * (1.0 + 1e-6)), "{losses:?}");
     }
 
+    /// IFCA Algorithm 1/2 updates only the models some participant chose; the others are kept
+    /// bit for bit, as `average_sums` documents — including the sign of a zero entry, which
+    /// adding an empty sum would turn from −0 into +0. The chosen model moves by sums/counts:
+    /// (2, −3) + (4, 2)/2 = (4, −2).
+    #[test]
+    fn unchosen_models_are_kept_bit_for_bit() {
+        let theta = DMatrix::from_column_slice(2, 2, &[-0.0, 1.5, 2.0, -3.0]);
+        let sums = DMatrix::from_column_slice(2, 2, &[0.0, 0.0, 4.0, 2.0]);
+        let next = average_sums(&theta, sums, &[0, 2]);
+        assert_eq!(next[(0, 0)].to_bits(), (-0.0_f64).to_bits());
+        assert_eq!(next[(1, 0)].to_bits(), 1.5_f64.to_bits());
+        assert_eq!(next.column(1).as_slice(), &[4.0, -2.0]);
+    }
+
     /// Starts whose predictions overflow (entries 1e308) make the first iterate non-finite: the
     /// run fails with a divergence naming round 1 (rounds count from 1) on both code paths —
     /// one restart (`run_restart_with`) and lock-step restarts (`run_restarts_batch`), where
