@@ -327,26 +327,25 @@ fn check_phase2_start(fed: &Federation, theta0: &DMatrix<f64>, p: &Phase2Params)
 mod tests {
     use super::*;
     use crate::engine::local_update::{choice_and_gradient, client_gradient, local_update};
-    use crate::synthetic::generate_named;
     use nalgebra::DVector;
 
     fn small() -> Federation {
-        let sets: Vec<(String, String)> = [("d", "6"), ("clients", "12"), ("samples", "4")]
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        generate_named("sxy-balanced", 3, &sets).unwrap().train
+        crate::synthetic::train_federation(
+            "sxy-balanced",
+            3,
+            &[("d", "6"), ("clients", "12"), ("samples", "4")],
+        )
     }
 
     #[test]
     fn fedprox_first_order_condition() {
         // ∇L_i(θ) + (θ − θ_prev)/η = 0 at the FedProx solution, for n_i < d and n_i ≥ d.
         for samples in ["4", "9"] {
-            let sets = vec![
-                ("d".to_string(), "6".to_string()),
-                ("samples".to_string(), samples.to_string()),
-            ];
-            let fed = generate_named("sxy-balanced", 5, &sets).unwrap().train;
+            let fed = crate::synthetic::train_federation(
+                "sxy-balanced",
+                5,
+                &[("d", "6"), ("samples", samples)],
+            );
             let p = Phase2Params {
                 eta: 0.3,
                 local_steps: 1,

@@ -329,10 +329,7 @@ mod tests {
     /// Parse `pairs` as `--set` keys of `kind`, and check that the value reads back from its
     /// serialised form.
     fn parsed_round_trip(kind: AlgorithmKind, pairs: &[(&str, &str)]) -> AlgorithmParams {
-        let sets: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
+        let sets = crate::synthetic::sets(pairs);
         let p = AlgorithmParams::from_sources(kind, None, &sets).unwrap();
         let text = serde_json::to_string(&p).unwrap();
         let back: AlgorithmParams = serde_json::from_str(&text).unwrap();

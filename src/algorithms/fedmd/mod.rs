@@ -367,7 +367,6 @@ mod tests {
     use super::*;
     use crate::linalg::projector_distance;
     use crate::linalg::top_k_left_singular;
-    use crate::synthetic::generate_named;
 
     /// The per-anchor errors of the Phase 1 summary: `‖θ̂_a − θ*_{z_a}‖` for each anchor `a`
     /// (its column of the models, the true model of its cluster), empty without `θ*`.
@@ -395,11 +394,8 @@ mod tests {
     }
 
     fn fed(d: usize) -> Federation {
-        let sets: Vec<(String, String)> = [("d", d.to_string()), ("clients", "40".into())]
-            .into_iter()
-            .map(|(a, b)| (a.to_string(), b))
-            .collect();
-        generate_named("sxy-balanced", 2, &sets).unwrap().train
+        let d = d.to_string();
+        crate::synthetic::train_federation("sxy-balanced", 2, &[("d", &d), ("clients", "40")])
     }
 
     /// A supplied `power_start.npy` (the starts of SXY22 Algorithm 2's power iterations, one per
@@ -436,7 +432,7 @@ mod tests {
         // Iteration 1, anchor 2 starts at zero.
         let mut data = vec![1.0; t * h * k];
         let at = (h + 2) * k;
-        data[at..at + k].iter_mut().for_each(|x| *x = 0.0);
+        data[at..at + k].fill(0.0);
         assert_eq!(
             field_of(anchors::check_power_start(
                 &p,
