@@ -159,6 +159,59 @@ pub enum Mark {
     Point,
     /// A filled box (a shaded region).
     Box,
+    /// A solid line with the point marker of [`draw_markers`]`(i, ..)`.
+    Marked(usize),
+}
+
+/// Draw the point markers of a figure's `i`-th line at `pts`: a filled dot, then a ring, a
+/// cross, a square and a triangle (cycling), so that lines drawn over one another — equal
+/// success curves, say — stay distinguishable: the later, hollow markers frame the earlier ones.
+///
+/// # Errors
+/// A message from plotters.
+pub fn draw_markers<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    i: usize,
+    pts: Vec<(f64, f64)>,
+    color: RGBColor,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let pen = color.stroke_width(2);
+    let pts = pts.into_iter();
+    match i % 5 {
+        0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),
+        1 => chart.draw_series(pts.map(|p| Circle::new(p, 6, pen))),
+        2 => chart.draw_series(pts.map(|p| Cross::new(p, 6, pen))),
+        3 => chart.draw_series(
+            pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-5, -5), (5, 5)], pen)),
+        ),
+        _ => chart.draw_series(pts.map(|p| EmptyElement::at(p) + PathElement::new(TRIANGLE, pen))),
+    }
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+/// A hollow triangle around the origin, in pixels (plotters' `TriangleMarker` is always filled).
+const TRIANGLE: [(i32, i32); 4] = [(0, -8), (-7, 5), (7, 5), (0, -8)];
+
+/// The legend's sample of [`draw_markers`]`(i, ..)` at pixel `at`.
+fn legend_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    i: usize,
+    at: (i32, i32),
+    color: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let pen = color.stroke_width(2);
+    match i % 5 {
+        0 => area.draw(&Circle::new(at, 3, color.filled())),
+        1 => area.draw(&Circle::new(at, 6, pen)),
+        2 => area.draw(&Cross::new(at, 6, pen)),
+        3 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], pen))),
+        _ => area.draw(&(EmptyElement::at(at) + PathElement::new(TRIANGLE, pen))),
+    }
 }
 
 /// Characters per legend line.
@@ -217,6 +270,14 @@ pub fn draw_legend<DB: DrawingBackend>(
             Mark::Box => area
                 .draw(&Rectangle::new([(8, y - 5), (26, y + 5)], color.filled()))
                 .map_err(err)?,
+            Mark::Marked(i) => {
+                area.draw(&PathElement::new(
+                    vec![(6, y), (28, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?;
+                legend_marker(area, *i, (17, y), color).map_err(err)?;
+            }
         }
         for (j, chunk) in wrap(label, LEGEND_CHARS).iter().enumerate() {
             area.draw(&Text::new(

@@ -262,7 +262,16 @@ fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
     let pad = |lo: f64, hi: f64, log: bool, decade: bool| {
         if log && decade {
             // From a whole decade below, so that the lowest values sit above a labelled tick.
-            (10f64.powf((lo / 1.05).log10().floor()) / 1.1, hi * 1.3)
+            // Up to a whole decade above too when the axis labels only powers of ten (more
+            // than three decades, `figure::log_key_points`), so that the highest values sit
+            // below a labelled tick rather than against the plot's top edge.
+            let bottom = 10f64.powf((lo / 1.05).log10().floor()) / 1.1;
+            let top = if (hi * 1.3 / bottom).log10() > 3.0 {
+                10f64.powf((hi * 1.05).log10().ceil()) * 1.1
+            } else {
+                hi * 1.3
+            };
+            (bottom, top)
         } else if log {
             (lo / 1.3, hi * 1.3)
         } else {
@@ -352,7 +361,7 @@ macro_rules! chart {
                 .filter(|p| ok(p.x, p.median))
                 .map(|p| (p.x, p.median))
                 .collect();
-            let marks = pts.len() <= 30;
+            let marks = marked(line, $fig);
             if line.label.starts_with(FLOOR_PREFIX) {
                 chart
                     .draw_series(DashedLineSeries::new(
@@ -368,12 +377,7 @@ macro_rules! chart {
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(|e| e.to_string())?;
             if marks {
-                chart
-                    .draw_series(
-                        pts.into_iter()
-                            .map(move |p| Circle::new(p, 3, color.filled())),
-                    )
-                    .map_err(|e| e.to_string())?;
+                crate::figure::draw_markers(&mut chart, i, pts, color)?;
             }
         }
     }};
@@ -396,12 +400,23 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, line) in fig.lines.iter().enumerate() {
         let mark = if line.label.starts_with(FLOOR_PREFIX) {
             Mark::Dashed
+        } else if marked(line, fig) {
+            Mark::Marked(i)
         } else {
             Mark::Line
         };
         entries.push((line.label.clone(), COLORS[i % COLORS.len()], mark));
     }
     crate::figure::draw_legend(area, &entries)
+}
+
+/// Whether a line's points carry markers: a sweep's few points (≤ 30 drawn), not a trace's
+/// hundreds of rounds.
+fn marked(line: &experiment::Line, fig: &MergedFigure) -> bool {
+    let ok = |x: f64, y: f64| {
+        x.is_finite() && y.is_finite() && (!fig.log_x || x > 0.0) && (!fig.log_y || y > 0.0)
+    };
+    line.points.iter().filter(|p| ok(p.x, p.median)).count() <= 30
 }
 
 /// Legend prefix of lines drawn as a dashed floor.
@@ -709,5 +724,52 @@ mod tests {
         );
         assert!(rows[2].starts_with("| two-phase | 400 |"), "{md}");
         assert!(rows[2].ends_with("| 2 | — |"), "{md}");
+    }
+
+    /// A log y axis over more than three decades labels only powers of ten: its range reaches a
+    /// whole decade beyond the data at both ends, so the highest and lowest values sit between
+    /// labelled ticks (not against the plot's edge, as 6e8 did under a top tick of 1e8); a
+    /// short one keeps the tight 1.3× top (its 1, 2, 5 labels are at most 2.5× apart).
+    #[test]
+    fn a_long_log_axis_has_a_labelled_tick_beyond_the_data_at_both_ends() {
+        let fig = |lo: f64, hi: f64| MergedFigure {
+            name: "t-floats".into(),
+            title: "t".into(),
+            x_label: "local steps s".into(),
+            y_label: "floats".into(),
+            log_x: true,
+            log_y: true,
+            lines: vec![Line {
+                label: "a".into(),
+                points: vec![
+                    Band {
+                        x: 1.0,
+                        median: lo,
+                        mean: lo,
+                        lo,
+                        hi: lo,
+                        n: 1,
+                    },
+                    Band {
+                        x: 20.0,
+                        median: hi,
+                        mean: hi,
+                        lo: hi,
+                        hi,
+                        n: 1,
+                    },
+                ],
+                phase1_rounds: 0,
+                failures: vec![],
+            }],
+        };
+        let (_, (y0, y1)) = range(&fig(8e4, 6e8));
+        let (labels, _) = crate::figure::log_key_points(y0, y1);
+        assert_eq!(labels.first().map(|v| v.to_bits()), Some(1e4f64.to_bits()));
+        assert_eq!(labels.last().map(|v| v.to_bits()), Some(1e9f64.to_bits()));
+        let (_, (y0, y1)) = range(&fig(0.02, 0.9));
+        assert_eq!(y1.to_bits(), (0.9f64 * 1.3).to_bits());
+        let (labels, _) = crate::figure::log_key_points(y0, y1);
+        assert!(labels.iter().any(|&v| v >= 0.9) && labels.iter().any(|&v| v <= 0.02));
     }
 }
