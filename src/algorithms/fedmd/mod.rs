@@ -443,6 +443,56 @@ mod tests {
         );
     }
 
+    /// Every (iteration, anchor) of SXY22 Algorithm 2 draws its own orthogonal-iteration start
+    /// `Q₀` and its own power-iteration start from seeded streams: no two of `T × n_H` draws
+    /// coincide (a shared stream would give every anchor the same start, which no result would
+    /// show at once), the same seed replays them bit for bit, and a supplied file is read at
+    /// `[t][a]`.
+    #[test]
+    fn each_iteration_and_anchor_draws_its_own_starts() {
+        use crate::engine::randomness::{Array, Supplied};
+        let f = fed(6);
+        let p = crate::params::key_table::KeyTable::default()
+            .phase1_config()
+            .resolve(2, &f);
+        let (h, k, none) = (3, p.k, Randomness::default());
+        let mut q0s: Vec<Vec<u64>> = Vec::new();
+        let mut v0s: Vec<Vec<u64>> = Vec::new();
+        for t in 0..3 {
+            for a in 0..h {
+                let q = anchors::q0_at(6, &p, t, a, h, 7, &none).unwrap();
+                let v = anchors::power_start_at(&p, t, a, h, 7, &none);
+                let again = anchors::q0_at(6, &p, t, a, h, 7, &none).unwrap();
+                assert_eq!(q, again, "replay at t = {t}, a = {a}");
+                q0s.push(q.iter().map(|x| x.to_bits()).collect());
+                v0s.push(v.iter().map(|x| x.to_bits()).collect());
+            }
+        }
+        for (name, draws) in [("Q0", &q0s), ("power start", &v0s)] {
+            for i in 0..draws.len() {
+                for j in 0..i {
+                    assert_ne!(draws[i], draws[j], "{name}: draws {j} and {i} coincide");
+                }
+            }
+        }
+        let data: Vec<f64> = (0..3 * h * k).map(|i| i as f64 + 1.0).collect();
+        let given = Randomness {
+            power_start: Some(Supplied {
+                source: "v0.npy".into(),
+                value: Array {
+                    shape: vec![3, h, k],
+                    data: data.clone(),
+                },
+            }),
+            ..Randomness::default()
+        };
+        let at = (h + 2) * k;
+        assert_eq!(
+            anchors::power_start_at(&p, 1, 2, h, 7, &given).as_slice(),
+            &data[at..at + k]
+        );
+    }
+
     /// The implicit operator applies the same `Y` as the formed matrix.
     #[test]
     fn moment_operator_applies_the_formed_matrix() {
