@@ -11,6 +11,8 @@
 
 use crate::error::{FedmixError, Result};
 use nalgebra::{DMatrix, DMatrixView, DVector, DVectorView};
+use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// A validated federation. Construction ([`Federation::new`]) checks every invariant once.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +23,23 @@ pub struct Federation {
     labels: Option<Vec<usize>>,
     theta_star: Option<DMatrix<f64>>,
     k: Option<usize>,
+    /// Quantities derived from the data alone, computed on first use.
+    derived: Derived,
+}
+
+/// What [`Federation`] computes from its (immutable) data once and keeps: SXY22 §4.2's largest
+/// per-client curvature, which the step rule, each phase's parameter check and the run summary
+/// all ask for, at one `O(min(n_i, d)³)` eigenvalue problem per client.
+#[derive(Clone, Debug, Default)]
+struct Derived {
+    max_curvature: OnceLock<(f64, usize)>,
+}
+
+/// Derived data never distinguishes two federations: it is a function of the rest.
+impl PartialEq for Derived {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Everything needed to build a [`Federation`], before validation.
@@ -88,6 +107,7 @@ impl Federation {
             labels,
             theta_star,
             k,
+            derived: Derived::default(),
         };
         fed.check_finite()?;
         fed.check_labels()?;
@@ -194,6 +214,39 @@ impl Federation {
     pub fn x(&self, client: usize) -> DMatrixView<'_, f64> {
         self.features.columns(self.offsets[client], self.n(client))
     }
+    /// Client `i`'s curvature `‖φ(x_i)‖₂² / n_i` (the spectral norm squared, SXY22 §4.2): the
+    /// largest eigenvalue of the smaller of the two Gram matrices `X_i X_iᵀ` (`d × d`) and
+    /// `X_iᵀ X_i` (`n_i × n_i`), which share their non-zero eigenvalues.
+    pub fn client_curvature(&self, client: usize) -> f64 {
+        let x = self.x(client);
+        let gram = if x.nrows() <= x.ncols() {
+            x * x.transpose()
+        } else {
+            x.tr_mul(&x)
+        };
+        // Eigenvalues only: nalgebra's implicit QR computes the same diagonal whether or not it
+        // also accumulates the eigenvectors (bit for bit; tested).
+        let lmax = gram.symmetric_eigenvalues().max();
+        lmax / self.n(client) as f64
+    }
+
+    /// `(max_i ‖φ(x_i)‖₂² / n_i, the first client attaining it)`, computed once per federation
+    /// (clients in parallel, the maximum taken in client order: the same bits whatever the
+    /// thread count).
+    pub fn max_curvature(&self) -> (f64, usize) {
+        *self.derived.max_curvature.get_or_init(|| {
+            let curv: Vec<f64> = (0..self.num_clients())
+                .into_par_iter()
+                .map(|i| self.client_curvature(i))
+                .collect();
+            let arg = curv
+                .iter()
+                .enumerate()
+                .fold(0, |b, (i, c)| if *c > curv[b] { i } else { b });
+            (curv[arg], arg)
+        })
+    }
+
     /// `y_i` as a view.
     pub fn y(&self, client: usize) -> DVectorView<'_, f64> {
         self.responses.rows(self.offsets[client], self.n(client))
@@ -346,5 +399,65 @@ mod tests {
         let mut p = parts();
         p.sizes = vec![];
         assert!(matches!(Federation::new(p), Err(FedmixError::NoClients)));
+    }
+
+    /// The curvature is the largest eigenvalue of the smaller Gram matrix over `n_i`, computed
+    /// eigenvalues-only with the same bits as the full decomposition (which it replaced); the
+    /// cached maximum is the first client attaining it and survives a clone; a clone with the
+    /// cache filled equals one without.
+    #[test]
+    fn curvature_by_the_full_decomposition_and_its_cached_maximum() {
+        use nalgebra::SymmetricEigen;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        // Client sizes on both sides of d = 6 (n_i × n_i and d × d Gram matrices), and two
+        // clients with the same data (a tie for the maximum).
+        let sizes = [2usize, 6, 9, 4, 9];
+        let d = 6;
+        let n: usize = sizes.iter().sum();
+        let mut features = DMatrix::from_fn(d, n, |_, _| rng.random_range(-1.0..1.0));
+        let (a, b) = (2 + 6, 2 + 6 + 9 + 4);
+        for c in 0..9 {
+            let col = features.column(a + c).clone_owned();
+            features.set_column(b + c, &col);
+        }
+        // Scale client 2 (and its copy, client 4) up so that they attain the maximum.
+        features.columns_mut(a, 9).scale_mut(3.0);
+        features.columns_mut(b, 9).scale_mut(3.0);
+        let fed = Federation::new(FederationParts {
+            features,
+            responses: DVector::zeros(n),
+            sizes: sizes.to_vec(),
+            ..FederationParts::default()
+        })
+        .unwrap();
+        for i in 0..sizes.len() {
+            let x = fed.x(i);
+            let gram = if x.nrows() <= x.ncols() {
+                x * x.transpose()
+            } else {
+                x.tr_mul(&x)
+            };
+            let full = SymmetricEigen::new(gram.clone()).eigenvalues.max() / fed.n(i) as f64;
+            assert_eq!(
+                fed.client_curvature(i).to_bits(),
+                full.to_bits(),
+                "client {i}"
+            );
+            // By hand: the spectral norm squared over n_i, from the d × d Gram matrix too.
+            let by_d = SymmetricEigen::new(x * x.transpose()).eigenvalues.max() / fed.n(i) as f64;
+            assert!(
+                (fed.client_curvature(i) - by_d).abs() <= 1e-12 * by_d,
+                "client {i}"
+            );
+        }
+        let plain = fed.clone();
+        let (c, arg) = fed.max_curvature();
+        assert_eq!(arg, 2, "the first of the two clients attaining the maximum");
+        assert_eq!(c.to_bits(), fed.client_curvature(2).to_bits());
+        assert_eq!(fed.client_curvature(4).to_bits(), c.to_bits());
+        assert!((0..sizes.len()).all(|i| fed.client_curvature(i) <= c));
+        assert_eq!(fed.clone().max_curvature(), (c, arg));
+        assert_eq!(plain, fed);
     }
 }

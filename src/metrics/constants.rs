@@ -3,7 +3,7 @@
 
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use nalgebra::{DMatrix, SymmetricEigen};
+use nalgebra::DMatrix;
 
 /// Quantity skew `χ²(n) = M Σ_i (n_i/N)² − 1`: the χ² divergence of `p_n(i) = n_i/N` from the
 /// uniform distribution on `[M]` (SXY22 §4.2, defined before Theorem 2; it enters `ν`, eq. 10);
@@ -20,28 +20,17 @@ pub fn chi2(sizes: &[usize]) -> f64 {
     excess as f64 / (total * total) as f64
 }
 
-/// `‖φ(x_i)‖₂² / n_i` for client `i` (spectral norm, via the smaller Gram matrix).
+/// `‖φ(x_i)‖₂² / n_i` for client `i` (spectral norm, via the smaller Gram matrix:
+/// [`Federation::client_curvature`]).
 pub fn client_curvature(fed: &Federation, client: usize) -> f64 {
-    let x = fed.x(client);
-    let gram = if x.nrows() <= x.ncols() {
-        x * x.transpose()
-    } else {
-        x.tr_mul(&x)
-    };
-    let lmax = SymmetricEigen::new(gram).eigenvalues.max();
-    lmax / fed.n(client) as f64
+    fed.client_curvature(client)
 }
 
-/// `γ = η max_i ‖φ(x_i)‖₂² / n_i` (SXY21), with the client attaining the max.
+/// `γ = η max_i ‖φ(x_i)‖₂² / n_i` (SXY21), with the client attaining the max (the first, on
+/// ties); the maximum is computed once per federation ([`Federation::max_curvature`]).
 pub fn gamma(fed: &Federation, eta: f64) -> (f64, usize) {
-    let curv: Vec<f64> = (0..fed.num_clients())
-        .map(|i| client_curvature(fed, i))
-        .collect();
-    let arg = curv
-        .iter()
-        .enumerate()
-        .fold(0, |b, (i, c)| if *c > curv[b] { i } else { b });
-    (eta * curv[arg], arg)
+    let (curv, arg) = fed.max_curvature();
+    (eta * curv, arg)
 }
 
 /// `γ` or [`FedmixError::StepTooLarge`] when `γ ≥ 1` (divergent local steps).
