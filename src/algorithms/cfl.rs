@@ -312,6 +312,68 @@ mod tests {
         }
     }
 
+    /// The split needs every condition of the module's criterion at once (CFL Alg. 2: past the
+    /// warm-up, more than two members, `‖mean update‖ < ε₁` and `max ‖Δθ_i‖ > ε₂`): with all of
+    /// them the cluster splits and records its two norms; with the norms themselves as the
+    /// thresholds (each strict inequality just failing), in the warm-up round itself, or with two
+    /// members, it does not.
+    #[test]
+    fn a_split_needs_every_condition_of_the_criterion() {
+        let (fed, local) = crate::algorithms::fedavg::tests::unequal_clients_one_round();
+        let base = CflParams {
+            local,
+            eps1: f64::INFINITY,
+            eps2: 0.0,
+            gamma_max: 0.0,
+            warmup_rounds: 0,
+        };
+        let all = vec![(0..7).collect::<Vec<usize>>()];
+        // The same start for every cluster.
+        let theta = |k: usize| DMatrix::from_fn(5, k, |r, _| 0.3 - 0.1 * r as f64);
+        let splits_with = |p: &CflParams, clusters: &[Vec<usize>], round: usize| {
+            cfl_round(&fed, clusters, &theta(clusters.len()), p, None, round).2
+        };
+        let split = splits_with(&base, &all, 1);
+        assert_eq!(split.len(), 1, "every condition holds: one split");
+        let (mean_norm, max_norm) = split[0].norms;
+        assert!(
+            mean_norm > 0.0 && max_norm > mean_norm,
+            "{mean_norm} {max_norm}"
+        );
+        let no_split = [
+            (
+                "‖mean‖ = ε₁",
+                CflParams {
+                    eps1: mean_norm,
+                    ..base
+                },
+                1,
+            ),
+            (
+                "max ‖Δθ_i‖ = ε₂",
+                CflParams {
+                    eps2: max_norm,
+                    ..base
+                },
+                1,
+            ),
+            (
+                "the warm-up's last round",
+                CflParams {
+                    warmup_rounds: 1,
+                    ..base
+                },
+                1,
+            ),
+        ];
+        for (what, p, round) in no_split {
+            assert!(splits_with(&p, &all, round).is_empty(), "{what}");
+        }
+        let two_and_five = splits_with(&base, &[vec![0, 1], (2..7).collect()], 1);
+        assert_eq!(two_and_five.len(), 1, "only the five-client cluster splits");
+        assert_eq!(two_and_five[0].parent, (2..7).collect::<Vec<usize>>());
+    }
+
     #[test]
     fn positions_map_to_client_ids() {
         let members = vec![3, 8, 11, 20];
