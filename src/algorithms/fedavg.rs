@@ -218,8 +218,9 @@ pub(crate) mod tests {
     }
 
     /// `resolve` returns the randomness the run uses (what `--export-randomness` writes): the
-    /// drawn start `θ₀ ~ N(0, init_scale² I/d)` from the run's seed, and no schedule at full
-    /// participation; replaying it under another seed gives the same run, bit for bit.
+    /// drawn start `θ₀ ~ N(0, init_scale² I/d)` from the run's seed, no schedule at full
+    /// participation and the drawn one at partial participation; replaying it under another seed
+    /// gives the same run, bit for bit.
     #[test]
     fn resolved_randomness_is_the_runs_own_and_replays() {
         let (fed, alg) = seven_clients_fedavg();
@@ -234,6 +235,27 @@ pub(crate) mod tests {
         let replayed = alg.run_with(&fed, 99, &r, &mut quiet()).unwrap();
         assert_eq!(own.theta_hat, replayed.theta_hat);
         let other = alg
+            .run_with(&fed, 99, &Randomness::default(), &mut quiet())
+            .unwrap();
+        assert_ne!(own.theta_hat, other.theta_hat);
+        // Partial participation (3 of 7 clients a round): the drawn schedule is exported too,
+        // rounds × M with 3 participants a round, and replays the run under another seed.
+        let mut partial = alg.clone();
+        partial.params.participation = 3.0 / 7.0;
+        let r = partial.resolve(&fed, 3, &Randomness::default()).unwrap();
+        let schedule = r
+            .participation
+            .as_ref()
+            .expect("the drawn schedule is exported");
+        let sv = &schedule.value;
+        assert_eq!((sv.restarts, sv.rounds, sv.clients), (1, 5, 7));
+        assert!(sv.sets.iter().all(|set| set.len() == 3), "{:?}", sv.sets);
+        let own = partial
+            .run_with(&fed, 3, &Randomness::default(), &mut quiet())
+            .unwrap();
+        let replayed = partial.run_with(&fed, 99, &r, &mut quiet()).unwrap();
+        assert_eq!(own.theta_hat, replayed.theta_hat);
+        let other = partial
             .run_with(&fed, 99, &Randomness::default(), &mut quiet())
             .unwrap();
         assert_ne!(own.theta_hat, other.theta_hat);
