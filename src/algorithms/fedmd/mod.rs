@@ -493,6 +493,44 @@ mod tests {
         );
     }
 
+    /// The anchors are drawn among the eligible clients (`n_i ≥ anchor_min_samples`): exactly
+    /// as many eligible clients as anchors makes every eligible client an anchor; one anchor
+    /// more than that is the typed error naming both counts.
+    #[test]
+    fn anchors_at_the_eligibility_boundary() {
+        // 40 clients, every fourth with 8 samples and the rest with 3; anchors need 5.
+        let f = fed(4);
+        let sizes: Vec<usize> = (0..f.num_clients())
+            .map(|i| if i % 4 == 0 { 8 } else { 3 })
+            .collect();
+        let n: usize = sizes.iter().sum();
+        let small = Federation::new(crate::federation::FederationParts {
+            features: f.x(0).columns(0, 1).clone_owned() * nalgebra::RowDVector::repeat(n, 1.0),
+            responses: DVector::from_element(n, 1.0),
+            sizes,
+            ..crate::federation::FederationParts::default()
+        })
+        .unwrap();
+        let eligible: Vec<usize> = (0..small.num_clients()).step_by(4).collect();
+        let mut p = crate::params::key_table::KeyTable::default()
+            .phase1_config()
+            .resolve(2, &small);
+        p.variant = Phase1Variant::Practical;
+        p.anchor_min_samples = 5;
+        p.anchors = eligible.len();
+        let (mut anchors, sets) = anchors::draw_plan(&small, &p, 1).unwrap();
+        anchors.sort_unstable();
+        assert_eq!(anchors, eligible);
+        assert!(sets.is_empty());
+        p.anchors = eligible.len() + 1;
+        match anchors::draw_plan(&small, &p, 1) {
+            Err(FedmixError::NotEnoughClients { found, needed, .. }) => {
+                assert_eq!((found, needed), (eligible.len(), eligible.len() + 1));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// The implicit operator applies the same `Y` as the formed matrix.
     #[test]
     fn moment_operator_applies_the_formed_matrix() {
