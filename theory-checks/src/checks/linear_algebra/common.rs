@@ -586,4 +586,38 @@ mod tests {
             mix.cluster_cross_moment(0, &theta) * 0.2 + mix.cluster_cross_moment(1, &theta) * 0.8;
         assert!((ey - direct).amax() < 1e-15);
     }
+
+    /// A sweep's figure: one marker series per series name (calibration ones labelled so), at
+    /// `(x, statistic)` of the first instance only, and for each named series the line
+    /// `C · shape` through the same x values.
+    #[test]
+    fn sweep_figure_draws_the_statistic_and_c_times_shape() {
+        let cell = |series: &str, calibration, x: f64, stat, shape, instance| SweepCell {
+            series: series.into(),
+            calibration,
+            x,
+            stat,
+            shape,
+            instance,
+        };
+        let cells = [
+            cell("d=4", true, 10.0, 0.5, 0.25, 0),
+            cell("d=4", true, 20.0, 0.4, 0.2, 0),
+            cell("d=8", false, 10.0, 0.9, 0.5, 0),
+            cell("d=8", false, 10.0, 7.0, 7.0, 1),
+        ];
+        let out = sweep_figure_series(&cells, 3.0, &["d=8"]);
+        let got: Vec<(&str, bool, Vec<(f64, f64)>)> = out
+            .iter()
+            .map(|s| (s.label.as_str(), s.line, s.points.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("d=4 (calibration)", false, vec![(10.0, 0.5), (20.0, 0.4)]),
+                ("d=8", false, vec![(10.0, 0.9)]),
+                ("C·shape, d=8 (C = 3.000)", true, vec![(10.0, 1.5)]),
+            ]
+        );
+    }
 }
