@@ -607,7 +607,8 @@ mod tests {
             cell("d=8", false, 10.0, 7.0, 7.0, 1),
         ];
         let out = sweep_figure_series(&cells, 3.0, &["d=8"]);
-        let got: Vec<(&str, bool, Vec<(f64, f64)>)> = out
+        type Drawn<'a> = (&'a str, bool, Vec<(f64, f64)>);
+        let got: Vec<Drawn<'_>> = out
             .iter()
             .map(|s| (s.label.as_str(), s.line, s.points.clone()))
             .collect();
