@@ -228,16 +228,18 @@ pub(crate) mod tests {
         let init = r.init.as_ref().expect("the drawn start is exported");
         assert_eq!(init.value, vec![random_init(5, 1, 1.0, 3, 0)]);
         assert!(r.participation.is_none());
-        let quiet = || Recorder::new(false);
-        let own = alg
-            .run_with(&fed, 3, &Randomness::default(), &mut quiet())
-            .unwrap();
-        let replayed = alg.run_with(&fed, 99, &r, &mut quiet()).unwrap();
-        assert_eq!(own.theta_hat, replayed.theta_hat);
-        let other = alg
-            .run_with(&fed, 99, &Randomness::default(), &mut quiet())
-            .unwrap();
-        assert_ne!(own.theta_hat, other.theta_hat);
+        // The run at seed 3 equals its replay from `r` at seed 99, and differs from seed 99's.
+        let replays = |alg: &FedAvg, r: &Randomness| {
+            let run = |seed, given: &Randomness| {
+                alg.run_with(&fed, seed, given, &mut Recorder::new(false))
+                    .unwrap()
+                    .theta_hat
+            };
+            let own = run(3, &Randomness::default());
+            assert_eq!(own, run(99, r));
+            assert_ne!(own, run(99, &Randomness::default()));
+        };
+        replays(&alg, &r);
         // Partial participation (3 of 7 clients a round): the drawn schedule is exported too,
         // rounds × M with 3 participants a round, and replays the run under another seed.
         let mut partial = alg.clone();
@@ -250,15 +252,7 @@ pub(crate) mod tests {
         let sv = &schedule.value;
         assert_eq!((sv.restarts, sv.rounds, sv.clients), (1, 5, 7));
         assert!(sv.sets.iter().all(|set| set.len() == 3), "{:?}", sv.sets);
-        let own = partial
-            .run_with(&fed, 3, &Randomness::default(), &mut quiet())
-            .unwrap();
-        let replayed = partial.run_with(&fed, 99, &r, &mut quiet()).unwrap();
-        assert_eq!(own.theta_hat, replayed.theta_hat);
-        let other = partial
-            .run_with(&fed, 99, &Randomness::default(), &mut quiet())
-            .unwrap();
-        assert_ne!(own.theta_hat, other.theta_hat);
+        replays(&partial, &r);
     }
 
     /// With full participation one round is `Σ_i (n_i/N) LocalUpdate_i(θ)`, computed directly.
