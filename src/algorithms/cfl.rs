@@ -347,7 +347,6 @@ mod tests {
                     eps1: mean_norm,
                     ..base
                 },
-                1,
             ),
             (
                 "max ‖Δθ_i‖ = ε₂",
@@ -355,7 +354,6 @@ mod tests {
                     eps2: max_norm,
                     ..base
                 },
-                1,
             ),
             (
                 "the warm-up's last round",
@@ -363,11 +361,10 @@ mod tests {
                     warmup_rounds: 1,
                     ..base
                 },
-                1,
             ),
         ];
-        for (what, p, round) in no_split {
-            assert!(splits_with(&p, &all, round).is_empty(), "{what}");
+        for (what, p) in no_split {
+            assert!(splits_with(&p, &all, 1).is_empty(), "{what}");
         }
         let two_and_five = splits_with(&base, &[vec![0, 1], (2..7).collect()], 1);
         assert_eq!(two_and_five.len(), 1, "only the five-client cluster splits");

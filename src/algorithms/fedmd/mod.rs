@@ -398,6 +398,13 @@ mod tests {
         crate::synthetic::train_federation("sxy-balanced", 2, &[("d", &d), ("clients", "40")])
     }
 
+    /// The default Phase 1 parameters for `k = 2` on `f`.
+    fn default_phase1(f: &Federation) -> FedMdParams {
+        crate::params::key_table::KeyTable::default()
+            .phase1_config()
+            .resolve(2, f)
+    }
+
     /// A supplied `power_start.npy` (the starts of SXY22 Algorithm 2's power iterations, one per
     /// iteration, anchor and coordinate of the k-dimensional subspace) must have shape
     /// `T × n_H × k` and no zero vector: the right shape passes; a wrong shape and a zero start
@@ -406,9 +413,7 @@ mod tests {
     fn a_supplied_power_start_is_checked() {
         use crate::engine::randomness::{Array, Supplied};
         let f = fed(4);
-        let p = crate::params::key_table::KeyTable::default()
-            .phase1_config()
-            .resolve(2, &f);
+        let p = default_phase1(&f);
         let (t, h, k) = (p.iterations, 3, p.k);
         assert!(t >= 2 && k >= 2, "{t} {k}");
         let supplied = |shape: Vec<usize>, data: Vec<f64>| Supplied {
@@ -452,9 +457,7 @@ mod tests {
     fn each_iteration_and_anchor_draws_its_own_starts() {
         use crate::engine::randomness::{Array, Supplied};
         let f = fed(6);
-        let p = crate::params::key_table::KeyTable::default()
-            .phase1_config()
-            .resolve(2, &f);
+        let p = default_phase1(&f);
         let (h, k, none) = (3, p.k, Randomness::default());
         let mut q0s: Vec<Vec<u64>> = Vec::new();
         let mut v0s: Vec<Vec<u64>> = Vec::new();
@@ -499,22 +502,17 @@ mod tests {
     #[test]
     fn anchors_at_the_eligibility_boundary() {
         // 40 clients, every fourth with 8 samples and the rest with 3; anchors need 5.
-        let f = fed(4);
-        let sizes: Vec<usize> = (0..f.num_clients())
-            .map(|i| if i % 4 == 0 { 8 } else { 3 })
-            .collect();
+        let sizes: Vec<usize> = (0..40).map(|i| if i % 4 == 0 { 8 } else { 3 }).collect();
         let n: usize = sizes.iter().sum();
         let small = Federation::new(crate::federation::FederationParts {
-            features: f.x(0).columns(0, 1).clone_owned() * nalgebra::RowDVector::repeat(n, 1.0),
+            features: DMatrix::from_fn(4, n, |r, c| (r + c % 7) as f64),
             responses: DVector::from_element(n, 1.0),
             sizes,
             ..crate::federation::FederationParts::default()
         })
         .unwrap();
-        let eligible: Vec<usize> = (0..small.num_clients()).step_by(4).collect();
-        let mut p = crate::params::key_table::KeyTable::default()
-            .phase1_config()
-            .resolve(2, &small);
+        let eligible: Vec<usize> = (0..40).step_by(4).collect();
+        let mut p = default_phase1(&small);
         p.variant = Phase1Variant::Practical;
         p.anchor_min_samples = 5;
         p.anchors = eligible.len();

@@ -328,12 +328,7 @@ macro_rules! chart {
         }
         for (i, line) in $fig.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let ok = |x: f64, y: f64| {
-                x.is_finite()
-                    && y.is_finite()
-                    && (!$fig.log_x || x > 0.0)
-                    && (!$fig.log_y || y > 0.0)
-            };
+            let ok = |x: f64, y: f64| plottable($fig, x, y);
             let mut band: Vec<(f64, f64)> = line
                 .points
                 .iter()
@@ -410,13 +405,19 @@ fn draw_legend<DB: DrawingBackend>(
     crate::figure::draw_legend(area, &entries)
 }
 
+/// Whether `(x, y)` can be drawn on `fig`'s axes (finite, and positive on a log axis).
+fn plottable(fig: &MergedFigure, x: f64, y: f64) -> bool {
+    x.is_finite() && y.is_finite() && (!fig.log_x || x > 0.0) && (!fig.log_y || y > 0.0)
+}
+
 /// Whether a line's points carry markers: a sweep's few points (≤ 30 drawn), not a trace's
 /// hundreds of rounds.
 fn marked(line: &experiment::Line, fig: &MergedFigure) -> bool {
-    let ok = |x: f64, y: f64| {
-        x.is_finite() && y.is_finite() && (!fig.log_x || x > 0.0) && (!fig.log_y || y > 0.0)
-    };
-    line.points.iter().filter(|p| ok(p.x, p.median)).count() <= 30
+    line.points
+        .iter()
+        .filter(|p| plottable(fig, p.x, p.median))
+        .count()
+        <= 30
 }
 
 /// Legend prefix of lines drawn as a dashed floor.
