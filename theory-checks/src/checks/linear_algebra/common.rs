@@ -249,7 +249,19 @@ impl Unbiasedness {
     pub fn ok(&self) -> bool {
         self.z.abs() <= self.critical
     }
+
+    /// Whether the test rejects, with probability ≥ 95 %, a statistic whose mean is `shift`
+    /// standard errors (`√(variance/R)`) away from the expectation: `shift ≥ 1/√α + z₀.₉₅`.
+    /// The mean of `R` replicates, each a mean over thousands of independent clients, is close
+    /// to normal (CLT), so `z` under that alternative is ≈ `N(shift, 1)` and
+    /// `P[|z| > 1/√α] ≥ Φ(shift − 1/√α) ≥ 0.95`.
+    pub fn has_power_against(&self, shift: f64) -> bool {
+        shift.abs() >= self.critical + Z_95
+    }
 }
+
+/// The standard normal's 95 % quantile `Φ⁻¹(0.95)`.
+const Z_95: f64 = 1.644_853_626_951_472_2;
 
 /// Spectral norm `‖A‖₂` (largest singular value).
 pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {

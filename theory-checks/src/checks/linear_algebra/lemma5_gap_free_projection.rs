@@ -14,8 +14,9 @@
 //! `ε`), and inside `span(b)` either `F = −ε v vᵀ` (`v` the bottom eigenvector of `S`) or
 //! `F = −ε P_b`. Then `σ_k(M)` and `σ_{k+1}(M)` both lie in the bulk `[(1−τ)ε, ε]`: the
 //! eigengap is `≤ τε ≪ ε`, and Davis–Kahan's `sin θ ≤ ‖E‖/(λ_k(S) − λ_{k+1}(M))` (and the
-//! Yu–Wang–Samworth form `2‖E‖/λ_k(S)`) is `≥ 1`: vacuous. Both facts are verified per instance
-//! and recorded.
+//! Yu–Wang–Samworth form `2‖E‖/λ_k(S)`) is `≥ 1`: vacuous. Both facts, and the construction's
+//! norms (`‖x_i‖ = r_i`, `‖E‖₂ = ε`, `λ_k(S) ≤ 1.62ε`), are asserted on every instance: an
+//! instance that is not the documented adversarial one fails the check.
 //!
 //! Statistic: `max_i ‖Q_tQ_tᵀx_i − x_i‖/√ε`, max over instances, with
 //! `t = ⌈C k ln(dH/ε)⌉` and the one stated `C = ITERATION_CONSTANT`; bound `3` (exact). The
@@ -73,7 +74,18 @@ struct Instance {
     dk: f64,
     /// `(σ_k(M) − σ_{k+1}(M))/ε`.
     gap_over_eps: f64,
+    /// Largest relative deviation of the documented norms: `‖x_i‖` from its `r_i` (so
+    /// `‖x_1‖ = H`, `‖x_k‖ = 3√ε`) and `‖E‖₂` from `ε`.
+    norm_deviation: f64,
+    /// `λ_k(S)/ε` for `S = Σ x_ix_iᵀ` (at most `a_k²/ε ≤ 1.62` by construction).
+    lambda_k_over_eps: f64,
 }
+
+/// Relative tolerance on the instances' documented norms (rounding only: every norm is set
+/// exactly by construction).
+const NORM_RTOL: f64 = 1e-9;
+/// `λ_k(S) ≤ a_k² ≤ 2ε · 0.9²`: the largest `λ_k(S)/ε` the construction allows.
+const LAMBDA_K_MAX: f64 = 2.0 * 0.9 * 0.9;
 
 /// Descending eigenvalues of a symmetric matrix.
 fn eig_desc(a: &DMatrix<f64>) -> (Vec<f64>, DMatrix<f64>) {
@@ -90,6 +102,7 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
     let b = frame.columns(0, k).clone_owned();
     let r_min = 3.0 * eps.sqrt();
     let mut x = DMatrix::zeros(d, k);
+    let mut norm_deviation = 0.0f64;
     for i in 0..k {
         let r_i = h * (r_min / h).powf(i as f64 / (k - 1) as f64);
         // Thin component: along b_k for x_k (size a_k), else in span(b_2..b_{k−1}).
@@ -110,6 +123,7 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
         };
         let along = (r_i * r_i - a_i * a_i).max(0.0).sqrt();
         x.set_column(i, &(b.column(0) * along + thin_dir * a_i));
+        norm_deviation = norm_deviation.max((x.column(i).norm() / r_i - 1.0).abs());
     }
     let s = &x * x.transpose();
     let (s_vals, s_vecs) = eig_desc(&s);
@@ -126,6 +140,7 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
     }
     let m = &s + &e;
     let e_norm = e.singular_values().max();
+    norm_deviation = norm_deviation.max((e_norm / eps - 1.0).abs());
     let mut sv: Vec<f64> = m.singular_values().iter().copied().collect();
     sv.sort_by(|a, b| b.total_cmp(a));
     let dk_gap = s_vals[k - 1] - sv[k];
@@ -140,6 +155,8 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
         m,
         dk: dk.min(yws),
         gap_over_eps: (sv[k - 1] - sv[k]) / eps,
+        norm_deviation,
+        lambda_k_over_eps: s_vals[k - 1] / eps,
     }
 }
 
@@ -162,10 +179,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let bound = if cfg.sabotage { BOUND_SABOTAGED } else { BOUND };
     let (mut worst, mut worst_t1, mut max_gap, mut min_dk) =
         (0.0f64, 0.0f64, 0.0f64, f64::INFINITY);
+    let (mut max_norm_deviation, mut max_lambda_k) = (0.0f64, 0.0f64);
     let mut ladder_worst = [0.0f64; CONSTANT_LADDER.len()];
     let (mut obs, mut obs_t1, mut per_eps, mut dk_line) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut instances = 0;
     let mut cell = 0u64;
     for &d in &dims {
         for &k in &ks {
@@ -192,11 +209,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                         worst_t1 = worst_t1.max(stat_t1);
                         max_gap = max_gap.max(inst.gap_over_eps);
                         min_dk = min_dk.min(inst.dk);
+                        max_norm_deviation = max_norm_deviation.max(inst.norm_deviation);
+                        max_lambda_k = max_lambda_k.max(inst.lambda_k_over_eps);
                         cell_worst_err = cell_worst_err.max(stat * eps.sqrt());
                         cell_dk = cell_dk.min(inst.dk);
                         obs.push((eps, stat));
                         obs_t1.push((eps, stat_t1));
-                        instances += 1;
                     }
                     per_eps.push((eps, cell_worst_err));
                     dk_line.push((eps, cell_dk * h / eps.sqrt()));
@@ -227,8 +245,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .zip(&ladder_worst)
         .find(|(_, &w)| w <= BOUND)
         .map_or("none of the ladder".to_string(), |(c, _)| format!("{c}"));
+    let instances = obs.len();
     let gap_free = max_gap <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0;
-    let passed = worst <= bound && gap_free && slope.ok();
+    let as_documented =
+        max_norm_deviation <= NORM_RTOL && max_lambda_k <= LAMBDA_K_MAX * (1.0 + NORM_RTOL);
+    let passed = worst <= bound && gap_free && as_documented && slope.ok();
     let eps_range: Vec<f64> = merged.iter().map(|p| p.0).collect();
     CheckRecord {
         name: "lemma5_gap_free_projection".into(),
@@ -242,6 +263,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         details: vec![
             format!("{instances} adversarial instances: d ∈ {dims:?}, k ∈ {ks:?}, ε/H² ∈ {ratios:?}, H ∈ {hs:?}, {reps} per cell (F = −ε v vᵀ and F = −ε P_b alternating); cell c seeded by child_seed(seed, {SEED_TAG} + c)"),
             format!("statistic = max over instances of max_i ‖Q_tQ_tᵀx_i − x_i‖/√ε with t = ⌈C k ln(dH/ε)⌉, C = {ITERATION_CONSTANT} (stated); bound {bound} (exact: √(1+e) + 1 < 3)"),
+            format!("instances as documented (asserted): largest relative deviation of ‖x_i‖ from r_i (‖x_1‖ = H … ‖x_k‖ = 3√ε) and of ‖E‖₂ from ε = {max_norm_deviation:.1e} (≤ {NORM_RTOL:e}); largest λ_k(S)/ε = {max_lambda_k:.3} (≤ a_k²/ε ≤ {LAMBDA_K_MAX})"),
             format!("no gap: max (σ_k(M) − σ_(k+1)(M))/ε = {max_gap:.3e} (≤ τ = {BULK_WIDTH} by construction); smallest Davis–Kahan sin θ bound over instances = {min_dk:.3} (≥ 1: vacuous everywhere)"),
             format!("Davis–Kahan-implied bound on the statistic, sin θ · H/√ε: ≥ {:.3e} (smallest over cells)", dk_min_line.iter().map(|p| p.1).fold(f64::INFINITY, f64::min)),
             format!("smallest iteration constant of the ladder {CONSTANT_LADDER:?} meeting 3√ε on every instance: {smallest_c}; worst statistic per ladder constant {:?}", ladder_worst.iter().map(|w| format!("{w:.3}")).collect::<Vec<_>>()),
@@ -262,5 +284,46 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 line("Davis–Kahan sin θ · H/√ε (vacuous)", dk_min_line),
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_iteration_count_is_the_lemmas_by_hand() {
+        // ⌈1 · 2 · ln(20 · 1 / 10⁻²)⌉ = ⌈2 ln 2000⌉ = ⌈15.20⌉ = 16.
+        assert_eq!(iterations(1.0, 2, 20, 1.0, 1e-2), 16);
+        // ⌈1 · 3 · ln(60 · 10 / 10⁻³)⌉ = ⌈3 ln(6·10⁵)⌉ = ⌈39.91⌉ = 40.
+        assert_eq!(iterations(1.0, 3, 60, 10.0, 1e-3), 40);
+        // Never below one step.
+        assert_eq!(iterations(1e-9, 2, 20, 1.0, 1e-2), 1);
+    }
+
+    #[test]
+    fn instances_are_the_documented_adversarial_ones() {
+        let mut rng = stream(child_seed(7, SEED_TAG), Purpose::Subspace, 0);
+        for (d, k, ratio, h) in [(20, 2, 1e-1, 1.0), (20, 3, 1e-3, 10.0), (60, 5, 1e-6, 1.0)] {
+            let eps = ratio * h * h;
+            for f_all in [false, true] {
+                let inst = build(d, k, eps, h, f_all, &mut rng);
+                // ‖x_1‖ = H and ‖x_k‖ = 3√ε, by hand.
+                assert!((inst.x.column(0).norm() / h - 1.0).abs() < 1e-12);
+                assert!((inst.x.column(k - 1).norm() / (3.0 * eps.sqrt()) - 1.0).abs() < 1e-12);
+                assert!(inst.norm_deviation <= NORM_RTOL, "{}", inst.norm_deviation);
+                assert!(inst.lambda_k_over_eps <= LAMBDA_K_MAX * (1.0 + NORM_RTOL));
+                // No gap, and Davis–Kahan vacuous.
+                assert!(inst.gap_over_eps <= BULK_WIDTH * (1.0 + 1e-9));
+                assert!(inst.dk >= 1.0);
+                // The projection error of x_k after many steps is of order a_k ≈ √ε (the
+                // sabotage's premise), and within the lemma's 3√ε.
+                let q0 = random_orthonormal(d, k, &mut rng).expect("k ≤ d");
+                let t = iterations(ITERATION_CONSTANT, k, d, h, eps);
+                let path = orthogonal_iteration_path(&(&inst.m * inst.m.transpose()), &q0, t);
+                let stat = projection_error(&path[t], &inst.x) / eps.sqrt();
+                assert!(stat <= BOUND, "{stat}");
+            }
+        }
     }
 }

@@ -128,14 +128,17 @@ fn measure(fed: &Federation, mix: &Mixture, sabotage: bool) -> Vec<Measure> {
     out
 }
 
-/// Run the check.
-pub fn run(cfg: &CheckConfig) -> CheckRecord {
+/// A grid of `(d, N_j/d)` series.
+type Grid = Vec<(usize, Vec<usize>)>;
+
+/// The calibration and validation grids of a profile.
+fn grids(cfg: &CheckConfig) -> (Grid, Grid) {
     // (d, N_j/d) series.
-    let cal: Vec<(usize, Vec<usize>)> = vec![(
+    let cal: Grid = vec![(
         6,
         cfg.pick(vec![5, 20, 200, 2000], vec![5, 10, 20, 200, 2000, 5000]),
     )];
-    let val: Vec<(usize, Vec<usize>)> = cfg.pick(
+    let val: Grid = cfg.pick(
         vec![(4, vec![10, 30, 300, 3000]), (12, vec![5, 20, 200, 2000])],
         // The slope uses N_j ≥ SLOPE_MIN_RATIO·d: FULL_SLOPE_POINTS geometric ratios from there.
         // Below it, no validation cell is harder than the calibration's hardest (d = 6,
@@ -156,6 +159,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             })
             .collect(),
     );
+    (cal, val)
+}
+
+/// Run the check.
+pub fn run(cfg: &CheckConfig) -> CheckRecord {
+    let (cal, val) = grids(cfg);
     let mut cal_pts = Vec::new();
     let mut val_pts = Vec::new();
     let (mut worst_viol, mut upper_const) = (0.0f64, 0.0f64);
@@ -238,5 +247,37 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             log_y: true,
             series,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::Profile;
+
+    #[test]
+    fn the_full_grids_are_the_stated_ones() {
+        let cfg = CheckConfig {
+            profile: Profile::Full,
+            ..CheckConfig::quick(1)
+        };
+        let (cal, val) = grids(&cfg);
+        assert_eq!(cal, vec![(6, vec![5, 10, 20, 200, 2000, 5000])]);
+        // From 20d: 7 geometric points (20·(hi/20)^(i/6), rounded), below it 5d and 10d where
+        // the series starts there; d = 4 starts at 10d.
+        let to_10k = [20, 56, 159, 447, 1260, 3550, 10000];
+        let to_2k = [20, 43, 93, 200, 431, 928, 2000];
+        let with = |head: &[usize], tail: &[usize]| [head, tail].concat();
+        assert_eq!(
+            val,
+            vec![
+                (4, with(&[10], &to_10k)),
+                (12, with(&[5, 10], &to_2k)),
+                (32, with(&[5, 10], &to_2k)),
+            ]
+        );
+        for (_, r) in cal.iter().chain(&val) {
+            assert!(r.windows(2).all(|w| w[0] < w[1]), "{r:?}");
+        }
     }
 }

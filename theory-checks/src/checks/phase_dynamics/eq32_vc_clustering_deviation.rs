@@ -618,3 +618,25 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weighted_counts_are_eq16s_symmetric_differences_by_hand() {
+        // Centres 10× the check's simplex and noise 10⁻⁶: eq. 8 assigns every client to its own
+        // centre. Sizes 3..8 with labels i mod 3: clusters of weight 9, 11 and 13 (N = 33).
+        let ts = theta_star() * 10.0;
+        let mix = Mixture::with_theta(ts.clone(), 1e-6);
+        let sizes = [3, 4, 5, 6, 7, 8];
+        let labels: Vec<usize> = (0..sizes.len()).map(|i| i % K).collect();
+        let fed = mix.federation(&labels, &sizes, 11);
+        let mut swapped = ts.clone();
+        swapped.swap_columns(0, 1);
+        let g = weighted_counts(&fed, &[ts, swapped]);
+        // At θ*: S_j(θ*) = I_j ⊖ I_j = ∅. With clusters 0 and 1 swapped: S_0 = S_1 = I_0 ∪ I_1
+        // (weight 9 + 11 = 20), S_2 = ∅.
+        assert_eq!(g, vec![0.0, 0.0, 0.0, 20.0, 20.0, 0.0]);
+    }
+}
