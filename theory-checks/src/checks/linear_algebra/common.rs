@@ -633,4 +633,114 @@ mod tests {
             ]
         );
     }
+
+    /// Relative closeness for hand-computed reference values (printed to 16 digits, so a
+    /// mutated formula misses them by far more).
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs()
+    }
+
+    #[test]
+    fn xi_is_eq2s_shape_by_hand() {
+        // √(3 ln 1000/100) + (3/100) ln³ 1000 = 0.455228… + 9.888538… (Python, math.log).
+        assert!(close(xi(3, 100, 1000), 10.343_766_097_361_836));
+        // N = e: √(D/n) + D/n.
+        assert!(close(xi(4, 16, 3), {
+            let l = 3f64.ln();
+            (0.25 * l).sqrt() + 0.25 * l.powi(3)
+        }));
+    }
+
+    #[test]
+    fn inverse_cdf_picks_the_first_category_whose_cumulative_exceeds_u() {
+        let p = [0.25, 0.25, 0.5];
+        let got: Vec<usize> = [0.0, 0.24, 0.25, 0.49, 0.5, 0.99, 1.0]
+            .iter()
+            .map(|&u| inverse_cdf(&p, u))
+            .collect();
+        assert_eq!(got, vec![0, 0, 1, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn unbiasedness_test_by_hand() {
+        // Replicates 1..4: mean 2.5, sample SD √(5/3); expectation 2, variance 4, R = 4:
+        // z = 0.5/√(4/4) = 0.5; α = 0.04: critical 1/√0.04 = 5.
+        let t = Unbiasedness::test(&[1.0, 2.0, 3.0, 4.0], 2.0, 4.0, 0.04);
+        assert!(close(t.ratio, 1.25));
+        assert!(close(t.z, 0.5));
+        assert!(close(t.critical, 5.0));
+        assert!(close(t.sd_ratio, 0.645_497_224_367_902_8));
+        assert!(t.ok());
+        let far = Unbiasedness::test(&[11.0, 12.0, 13.0, 14.0], 2.0, 4.0, 0.04);
+        assert!(close(far.z, 10.5) && !far.ok());
+        // Power: a shift of at least 5 + Φ⁻¹(0.95) = 6.6449 standard errors.
+        assert!(t.has_power_against(6.645) && t.has_power_against(-6.645));
+        assert!(!t.has_power_against(6.644));
+    }
+
+    #[test]
+    fn grids_by_hand() {
+        // 20·100^(i/6), rounded.
+        assert_eq!(
+            geometric_grid(20, 2000, 7),
+            vec![20, 43, 93, 200, 431, 928, 2000]
+        );
+        // 1, 1.32, 1.73, 2.28, 3 round to 1, 1, 2, 2, 3: duplicates dropped.
+        assert_eq!(geometric_grid(1, 3, 5), vec![1, 2, 3]);
+        // 5·400^(i/6), rounded.
+        assert_eq!(
+            dense_ratios(&[5, 20, 200, 2000]),
+            vec![5, 14, 37, 100, 271, 737, 2000]
+        );
+    }
+
+    #[test]
+    fn sweep_constant_and_geometric_means_by_hand() {
+        let cell = |calibration: bool, x: f64, stat: f64, shape: f64, instance: usize| SweepCell {
+            series: if calibration { "cal" } else { "val" }.into(),
+            calibration,
+            x,
+            stat,
+            shape,
+            instance,
+        };
+        let cells = vec![
+            cell(true, 1.0, 2.0, 1.0, 0),
+            cell(true, 2.0, 3.0, 2.0, 0),
+            cell(false, 1.0, 1.0, 1.0, 0),
+            cell(false, 2.0, 6.0, 4.0, 0),
+            cell(false, 1.0, 4.0, 1.0, 1),
+        ];
+        // C = 2 × max(2/1, 3/2) = 4; worst validation ratio max(1, 1.5, 4) = 4.
+        let (c, worst) = sweep_constant(&cells, 2.0);
+        assert!(close(c, 4.0) && close(worst, 4.0));
+        // Geometric mean per x over instances: x = 1: √(1·4) = 2; x = 2: 6.
+        let pts = series_points(&cells, "val");
+        assert_eq!(pts.len(), 2);
+        assert!(pts[0].0.to_bits() == 1f64.to_bits() && close(pts[0].1, 2.0));
+        assert!(pts[1].0.to_bits() == 2f64.to_bits() && close(pts[1].1, 6.0));
+        let g = geometric_means([(3.0, 2.0), (1.0, 5.0), (3.0, 8.0)]);
+        assert_eq!(g.len(), 2);
+        assert!(close(g[0].1, 4.0) && close(g[1].1, 5.0));
+        assert!(g[0].0.to_bits() == 3f64.to_bits(), "first-seen order");
+    }
+
+    #[test]
+    fn instance_seeds_by_hand() {
+        assert_eq!(instance_model_seed(77, 0), 77);
+        assert_eq!(instance_model_seed(77, 2), child_seed(77, 2));
+        let mut next = 5;
+        assert_eq!(
+            instance_cell_seed(9, 100, &mut next, 77, 0, 3),
+            child_seed(9, 105)
+        );
+        assert_eq!(next, 6);
+        assert_eq!(
+            instance_cell_seed(9, 100, &mut next, 77, 1, 3),
+            child_seed(77, 1003)
+        );
+        assert_eq!(next, 6, "extra instances do not advance the cell count");
+        assert_eq!(cov_name(EXTREME), "Σ=βI");
+        assert_eq!(cov_name(RANDOM_DIAG), "Σ diag");
+    }
 }

@@ -241,3 +241,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shape_is_the_lemmas_by_hand() {
+        // √(100·4·ln(4/0.01)) + 4 ln³(100/0.01) = 48.96… + 3125.26… (Python, math.log).
+        let v = super::shape(100, 4, 0.01);
+        assert!((v / 3_174.221_254_376_396_7 - 1.0).abs() < 1e-12, "{v}");
+    }
+}

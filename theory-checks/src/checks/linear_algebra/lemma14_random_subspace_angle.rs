@@ -157,3 +157,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn threshold_is_the_lemmas_by_hand() {
+        // 0.1 / (√9 (√16 + √(2 ln 20))) (Python, math.log).
+        let v = super::threshold(0.1, 16, 9);
+        assert!((v / 0.005_169_764_602_840_908 - 1.0).abs() < 1e-12, "{v}");
+    }
+}

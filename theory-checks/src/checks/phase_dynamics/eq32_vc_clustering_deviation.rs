@@ -624,6 +624,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_bound_shape_is_eq32s_by_hand() {
+        // √(d k ln k (χ² + 1)/M) at d = 5, k = 3, χ² = 0.5, M = 60 (Python, math.log).
+        let p = Point {
+            m: 60,
+            chi2: 0.5,
+            n_total: 0.0,
+            dev: 0.0,
+            dev_tie: 0.0,
+            dev_mean: 0.0,
+        };
+        assert!((p.shape() / 0.641_856_376_653_329_7 - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn weighted_counts_are_eq16s_symmetric_differences_by_hand() {
         // Centres 10× the check's simplex and noise 10⁻⁶: eq. 8 assigns every client to its own
         // centre. Sizes 3..8 with labels i mod 3: clusters of weight 9, 11 and 13 (N = 33).

@@ -148,6 +148,12 @@ fn start(mix: &Mixture, sep: f64, rng: &mut fedmix::seed_streams::Rng, s: usize)
     }
 }
 
+/// Prop. 2's explicit contraction factor `1 − α²/(8β²)` of `‖Σ^{1/2}(θ* − θ)‖²` per
+/// moment-descent step, for `αI ⪯ Σ_j ⪯ βI` (SXY22 Prop. 2, eq. 21).
+fn contraction_bound(alpha: f64, beta: f64) -> f64 {
+    1.0 - alpha * alpha / (8.0 * beta * beta)
+}
+
 fn eval_point(cfg: &CheckConfig, gp: GridPoint, idx: u64, starts: usize) -> Vec<Obs> {
     let seed = child(cfg.seed, 21, idx);
     let mut mix = Mixture::gaussian(D, K, 1.0, SIGMA, seed);
@@ -164,7 +170,7 @@ fn eval_point(cfg: &CheckConfig, gp: GridPoint, idx: u64, starts: usize) -> Vec<
     let p_j = 1.0 / K as f64;
     let xi_sum = xi(D as f64, gp.m as f64, log_n) / p_j + xi(K as f64, gp.ell as f64, log_n);
     let sep = fedmix::metrics::separation(&mix.theta_star);
-    let bound = 1.0 - alpha * alpha / (8.0 * beta * beta);
+    let bound = contraction_bound(alpha, beta);
     let eta_scale = if cfg.sabotage { 3.0 } else { 0.5 };
     let mut rng = stream(seed, Purpose::Init, 0);
     let mut out = Vec::new();
@@ -303,8 +309,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         xs.iter().copied().fold(f64::INFINITY, f64::min),
         xs.iter().copied().fold(0.0, f64::max),
     );
-    let b_id = 1.0 - 1.0 / 8.0;
-    let b_diag = 1.0 - DIAG.0 * DIAG.0 / (8.0 * DIAG.1 * DIAG.1);
+    let b_id = contraction_bound(1.0, 1.0);
+    let b_diag = contraction_bound(DIAG.0, DIAG.1);
     CheckRecord {
         name: "prop2_moment_descent_contraction".into(),
         claim: "one moment-descent step contracts ‖Σ^{1/2}(θ*−θ)‖² by ≤ 1 − α²/(8β²) wherever eq. 20 holds; |σ̂² − ‖Σ(θ*−θ)‖²| ≤ C(δ²+σ²)(ξ₁/p+ξ₂)".into(),
@@ -391,6 +397,17 @@ pub fn library_step_deviation() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_contraction_bound_is_prop2s_by_hand() {
+        // 1 − 1/8, 1 − 0.25/32 (both exact in binary), and 1 − 0.25/18 = 71/72 for DIAG.
+        assert_eq!(contraction_bound(1.0, 1.0).to_bits(), 0.875f64.to_bits());
+        assert_eq!(
+            contraction_bound(0.5, 2.0).to_bits(),
+            0.992_187_5f64.to_bits()
+        );
+        assert!((contraction_bound(DIAG.0, DIAG.1) - 71.0 / 72.0).abs() < 1e-15);
+    }
 
     /// The composed step equals `run_fedmd`'s one-step update (practical variant, first-two
     /// pairing, direct SVD, two-sample clients: then `A` is rank one and power iteration is exact
