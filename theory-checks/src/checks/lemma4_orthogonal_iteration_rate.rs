@@ -92,6 +92,35 @@ fn power_deviation(s: &DMatrix<f64>, q0: &DMatrix<f64>, steps: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The instances' spectrum: top-k magnitudes `3, 2.5, …` (in `[2, 3]` for k = 3),
+/// `|λ_{k+1}| = |λ_k| · ratio`, then decreasing by 0.97 per index; signs alternate, to exercise
+/// the ordering by `|λ|`.
+fn spectrum(d: usize, k: usize, ratio: f64) -> DVector<f64> {
+    DVector::from_fn(d, |i, _| {
+        let mag = if i < k {
+            3.0 - i as f64 * 0.5
+        } else {
+            2.0 * ratio * 0.97f64.powi((i - k) as i32)
+        };
+        if i % 2 == 0 {
+            mag
+        } else {
+            -mag
+        }
+    })
+}
+
+/// `tan ψ` from `cos ψ ∈ (0, 1]`.
+fn tan_from_cos(cos_psi: f64) -> f64 {
+    (1.0 - cos_psi * cos_psi).max(0.0).sqrt() / cos_psi
+}
+
+/// Lemma 4's rate `|λ_{k+1}/λ_k|` (eigenvalues ordered by magnitude, 0-based `λ[k]` is
+/// `λ_{k+1}`).
+fn gap_ratio(lam: &DVector<f64>, k: usize) -> f64 {
+    (lam[k] / lam[k - 1]).abs()
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let ratios: Vec<f64> = cfg.pick(vec![0.5, 0.8, 0.95], vec![0.3, 0.5, 0.8, 0.9, 0.95, 0.99]);
@@ -107,25 +136,15 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let idx = (ri * 100 + rep) as u64;
             let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx))
                 .expect("d ≥ 1");
-            // Spectrum: top-k in [2, 3], λ_{k+1} = λ_k · ratio, then decreasing; alternate signs
-            // to exercise |λ| ordering.
-            let mut lam = DVector::zeros(d);
-            for i in 0..d {
-                let mag = if i < k {
-                    3.0 - i as f64 * 0.5
-                } else {
-                    2.0 * ratio * 0.97f64.powi((i - k) as i32)
-                };
-                lam[i] = if i % 2 == 0 { mag } else { -mag };
-            }
+            let lam = spectrum(d, k, ratio);
             let y = &u * DMatrix::from_diagonal(&lam) * u.transpose();
             let u1 = u.columns(0, k).clone_owned();
             let q0 =
                 random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx + 1))
                     .expect("k ≤ d");
             let cos_psi = (u1.transpose() * &q0).singular_values().min();
-            let tan_psi = (1.0 - cos_psi * cos_psi).max(0.0).sqrt() / cos_psi;
-            let rate = (lam[k] / lam[k - 1]).abs();
+            let tan_psi = tan_from_cos(cos_psi);
+            let rate = gap_ratio(&lam, k);
             let path = orthogonal_iteration_path(&y, &q0, steps);
             recursion_dev = recursion_dev.max(recursion_deviation(&y, &path));
             power_dev = power_dev.max(power_deviation(&(&y * y.transpose()), &q0, steps));
@@ -192,5 +211,34 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: "tan ψ |λ_(k+1)/λ_k|^t".into(), points: figure_bound, line: true },
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instances_and_the_bound_by_hand() {
+        // k = 3, ratio 0.5: 3, −2.5, 2, then 2·0.5 = 1 (index 3, odd: −1), 0.97, −0.9409.
+        let lam = spectrum(6, 3, 0.5);
+        let want = [3.0, -2.5, 2.0, -1.0, 0.97, -0.9409];
+        assert!(
+            lam.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-15),
+            "{lam}"
+        );
+        assert_eq!(gap_ratio(&lam, 3).to_bits(), 0.5f64.to_bits());
+        // Magnitudes non-increasing at every ratio of the full grid (so U₁ is the top-k space).
+        for ratio in [0.3, 0.5, 0.8, 0.9, 0.95, 0.99] {
+            let l = spectrum(60, 3, ratio);
+            assert!(l
+                .iter()
+                .zip(l.iter().skip(1))
+                .all(|(a, b)| a.abs() >= b.abs()));
+            assert!((gap_ratio(&l, 3) - ratio).abs() < 1e-15);
+        }
+        // cos ψ = 0.6: sin ψ = 0.8, tan ψ = 4/3; cos ψ = 1: 0.
+        assert!((tan_from_cos(0.6) - 4.0 / 3.0).abs() < 1e-15);
+        assert_eq!(tan_from_cos(1.0).to_bits(), 0f64.to_bits());
     }
 }

@@ -20,6 +20,20 @@ use nalgebra::SymmetricEigen;
 /// Tolerance for an eigenvalue to sit on the boundary of its interval (relative to `s`).
 const EIGENVALUE_TOL: f64 = 1e-12;
 
+/// The range `[lo, hi]` of the eigenvalues of `P_i` at `g = γ_i = η‖φ_i‖²/n_i` (SXY21 Lemma 3):
+/// FedAvg with `s` local steps `[(1 − (1 − g)^s)/g, s]`, FedProx `[1/(1 + g), 1]`. Sabotaged
+/// (FedAvg only): the lower end `s/κ` with SXY22 §4.2's printed `κ`, `s(1 − (1 − g)^s)/g^s`.
+fn eigenvalue_range(solver: LocalSolver, g: f64, s: usize, sabotage: bool) -> (f64, f64) {
+    match solver {
+        LocalSolver::Fedavg if sabotage => (
+            s as f64 / (g.powi(s as i32) / (1.0 - (1.0 - g).powi(s as i32))),
+            s as f64,
+        ),
+        LocalSolver::Fedavg => ((1.0 - (1.0 - g).powi(s as i32)) / g, s as f64),
+        LocalSolver::Fedprox => (1.0 / (1.0 + g), 1.0),
+    }
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let sets: Vec<(String, String)> = [
@@ -63,14 +77,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 let gi = p.eta * client_curvature(&fed, i);
                 let ev =
                     SymmetricEigen::new(p_block(&fed, i, &p).expect("finite data")).eigenvalues;
-                let (lo, hi) = match solver {
-                    LocalSolver::Fedavg if cfg.sabotage => (
-                        s as f64 / (gi.powi(s as i32) / (1.0 - (1.0 - gi).powi(s as i32))),
-                        s as f64,
-                    ),
-                    LocalSolver::Fedavg => ((1.0 - (1.0 - gi).powi(s as i32)) / gi, s as f64),
-                    LocalSolver::Fedprox => (1.0 / (1.0 + gi), 1.0),
-                };
+                let (lo, hi) = eigenvalue_range(solver, gi, s, cfg.sabotage);
                 let viol = ((lo - ev.min()).max(ev.max() - hi)).max(0.0) / hi;
                 worst = worst.max(viol);
                 if solver == LocalSolver::Fedavg && s == 5 {
@@ -105,5 +112,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: "bound 1/κ_i = (1−(1−γ_i)^s)/(sγ_i)".into(), points: lows, line: true },
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eigenvalue_range_is_lemma1s_by_hand() {
+        // g = 0.5, s = 3: (1 − 0.125)/0.5 = 1.75 (exact); sabotaged 3·0.875/0.125 = 21.
+        let r = |solver, sabotage| eigenvalue_range(solver, 0.5, 3, sabotage);
+        let (lo, hi) = r(LocalSolver::Fedavg, false);
+        assert_eq!(
+            (lo.to_bits(), hi.to_bits()),
+            (1.75f64.to_bits(), 3f64.to_bits())
+        );
+        assert!((r(LocalSolver::Fedavg, true).0 - 21.0).abs() < 1e-13);
+        // FedProx at g = 1: [1/2, 1].
+        let (lo, hi) = eigenvalue_range(LocalSolver::Fedprox, 1.0, 5, false);
+        assert_eq!(
+            (lo.to_bits(), hi.to_bits()),
+            (0.5f64.to_bits(), 1f64.to_bits())
+        );
     }
 }

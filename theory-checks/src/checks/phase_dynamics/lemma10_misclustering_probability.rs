@@ -271,3 +271,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_exponent_factor_is_min_1_delta2_over_sigma2_squared() {
+        // Δ = 1: σ ≤ 1 gives 1; σ = 2 gives (1/4)² = 1/16.
+        assert_eq!(super::factor(0.5).to_bits(), 1f64.to_bits());
+        assert_eq!(super::factor(2.0).to_bits(), 0.0625f64.to_bits());
+    }
+}

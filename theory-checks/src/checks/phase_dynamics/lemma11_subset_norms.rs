@@ -153,3 +153,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_shape_is_the_lemmas_by_hand() {
+        // 100 · 0.1 · ln(10e) = 10 (1 + ln 10) (Python, math.log); sabotaged N ν = 10.
+        assert!((super::shape(100.0, 0.1, false) / 33.025_850_929_940_46 - 1.0).abs() < 1e-12);
+        assert!((super::shape(100.0, 0.1, true) - 10.0).abs() < 1e-12);
+    }
+}

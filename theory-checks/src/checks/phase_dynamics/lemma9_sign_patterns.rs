@@ -274,3 +274,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_milnor_thom_bound_and_its_vc_dimension_by_hand() {
+        // (100·4·1/2)² = 200²; sabotaged 2²/100.
+        assert!((bound(4, 1, 2, false) - 40_000.0).abs() < 1e-9);
+        assert!((bound(4, 1, 2, true) - 0.04).abs() < 1e-15);
+        // Largest m with m ln 2 ≤ dk ln(100 m(k−1)/(dk)) (Python): d = 1, k = 2: 19
+        // (19 ln 2 = 13.17 ≤ 2 ln 950 = 13.71; 20 ln 2 = 13.86 > 2 ln 1000 = 13.82); (1, 3): 33;
+        // (2, 2): 39.
+        assert_eq!(vc_bound(1, 2), 19);
+        assert_eq!(vc_bound(1, 3), 33);
+        assert_eq!(vc_bound(2, 2), 39);
+    }
+}
