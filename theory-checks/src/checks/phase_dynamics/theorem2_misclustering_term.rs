@@ -311,3 +311,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_shape_is_nu_log_e_over_nu_by_hand() {
+        let p = super::Point {
+            delta: 0.0,
+            nu: 0.05,
+            excess: 0.0,
+            floor: 0.0,
+            unconverged: 0.0,
+            failure: None,
+        };
+        // 0.05 ln(e/0.05) = 0.05 (1 + ln 20) (Python, math.log).
+        assert!((p.shape() / 0.199_786_613_677_699_56 - 1.0).abs() < 1e-12);
+    }
+}

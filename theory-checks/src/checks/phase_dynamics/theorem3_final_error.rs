@@ -134,6 +134,11 @@ fn nu(sizes: &[usize], sigma: f64) -> f64 {
     first + NU_C_VC * (d * k * k.ln() * (chi2(sizes) + 1.0) / m).sqrt()
 }
 
+/// Theorem 3's final-error shape `σ κ/ρ · ν log(e/ν)` (SXY22 Theorem 3, eq. 18).
+fn shape(sigma: f64, kappa: f64, rho: f64, nu: f64) -> f64 {
+    sigma * kappa / rho * nu * (std::f64::consts::E / nu).ln()
+}
+
 fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     let seed = child(cfg.seed, 28, idx);
     let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
@@ -174,7 +179,7 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     Outcome {
         st: Setting { rho, ..st },
         error,
-        shape: sigma_factor * kappa / rho * nu * (std::f64::consts::E / nu).ln(),
+        shape: shape(sigma_factor, kappa, rho, nu),
         nu,
         kappa,
         rounds,
@@ -324,5 +329,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: format!("C × bound, C = {c:.3e}"), points: vec![(x0, c * x0), (x1, c * x1)], line: true },
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nu_and_the_shape_by_hand() {
+        // Sizes 10, 30, 100 at σ = 0.5 (factor 1): P_e(n) = min(1, 4k e^(−0.08 n)) = 1,
+        // 8e^(−2.4), 8e^(−8); χ² = 3·11000/140² − 1; ν = Σ n P_e(n)/N + √(dk ln k (χ²+1)/M)
+        // (Python, math.exp/log).
+        assert!((nu(&[10, 30, 100], 0.5) / 2.201_198_608_291_522 - 1.0).abs() < 1e-12);
+        // 0.5 · 3/0.25 · 0.05 ln(e/0.05).
+        assert!((shape(0.5, 3.0, 0.25, 0.05) / 1.198_719_682_066_197_4 - 1.0).abs() < 1e-12);
     }
 }
