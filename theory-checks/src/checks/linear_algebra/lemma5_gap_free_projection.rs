@@ -84,6 +84,8 @@ struct Instance {
 /// Relative tolerance on the instances' documented norms (rounding only: every norm is set
 /// exactly by construction).
 const NORM_RTOL: f64 = 1e-9;
+/// Decades of ε the slope is fitted over (`ε/H² ∈ [10⁻⁶, 10⁻¹]`, `H ∈ {1, 10}`).
+const EPS_DECADES: f64 = 7.0;
 /// `λ_k(S) ≤ a_k² ≤ 2ε · 0.9²`: the largest `λ_k(S)/ε` the construction allows.
 const LAMBDA_K_MAX: f64 = 2.0 * 0.9 * 0.9;
 
@@ -249,6 +251,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let gap_free = max_gap <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0;
     let as_documented =
         max_norm_deviation <= NORM_RTOL && max_lambda_k <= LAMBDA_K_MAX * (1.0 + NORM_RTOL);
+    // The ε grid as documented: ε/H² from 10⁻⁶ to 10⁻¹ at H = 1 and 10, so ε spans
+    // 10⁻⁶ … 10, seven decades.
+    let eps_decades = slope.design.decades().unwrap_or(0.0);
+    let as_documented = as_documented && eps_decades >= EPS_DECADES - 1e-9;
     let passed = worst <= bound && gap_free && as_documented && slope.ok();
     let eps_range: Vec<f64> = merged.iter().map(|p| p.0).collect();
     CheckRecord {
@@ -268,7 +274,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("Davis–Kahan-implied bound on the statistic, sin θ · H/√ε: ≥ {:.3e} (smallest over cells)", dk_min_line.iter().map(|p| p.1).fold(f64::INFINITY, f64::min)),
             format!("smallest iteration constant of the ladder {CONSTANT_LADDER:?} meeting 3√ε on every instance: {smallest_c}; worst statistic per ladder constant {:?}", ladder_worst.iter().map(|w| format!("{w:.3}")).collect::<Vec<_>>()),
             format!("after a single step (t = 1) the worst statistic is {worst_t1:.3}: the needed iteration count is far below the lemma's — a single step on MMᵀ can violate 3√ε only at d ≳ 6·10⁴k (module docs)"),
-            format!("slope of the worst error against ε over ε ∈ [{:.0e}, {:.0e}]: predicted ½ ± {SLOPE_TOL}", eps_range[0], eps_range[eps_range.len() - 1]),
+            format!("slope of the worst error against ε over ε ∈ [{:.0e}, {:.0e}] ({eps_decades:.2} decades, asserted ≥ {EPS_DECADES}): predicted ½ ± {SLOPE_TOL}", eps_range[0], eps_range[eps_range.len() - 1]),
             format!("floating-point regime: ε/H² ≥ 1e-6 (iteration on MMᵀ squares the spectrum's spread)"),
         ],
         figure: Some(Figure {
