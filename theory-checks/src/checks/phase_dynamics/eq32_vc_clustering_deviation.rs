@@ -624,6 +624,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_family_cycles_perturbations_ties_and_random_points() {
+        let ts = theta_star();
+        let fam = family(5, 300);
+        assert_eq!(fam.len(), 300);
+        for (f, th) in fam.iter().enumerate() {
+            let moved: Vec<usize> = (0..K)
+                .filter(|&j| (th.column(j) - ts.column(j)).norm() > 1e-12)
+                .collect();
+            match f % 3 {
+                // θ* + sU, s = 0.2, 0.5, 1 (×Δ) in turn, unit columns U: every column moved by s.
+                0 => {
+                    let s = [0.2, 0.5, 1.0][(f / 3) % 3] * DELTA;
+                    for j in 0..K {
+                        assert!(((th.column(j) - ts.column(j)).norm() - s).abs() < 1e-12);
+                    }
+                }
+                // A tie: exactly two columns moved, θ_j = θ*_j + v and θ_l = θ*_j − v with
+                // |v| ∈ [0.2, 1)Δ.
+                1 => {
+                    assert_eq!(moved.len(), 2, "member {f}: {moved:?}");
+                    let (a, b) = (moved[0], moved[1]);
+                    let centre = (th.column(a) + th.column(b)) / 2.0;
+                    let (j, v) = if (centre.clone() - ts.column(a)).norm() < 1e-12 {
+                        (a, (th.column(a) - ts.column(a)).norm())
+                    } else {
+                        (b, (th.column(b) - ts.column(b)).norm())
+                    };
+                    assert!((centre - ts.column(j)).norm() < 1e-12, "member {f}: no tie");
+                    assert!((0.2 * DELTA..DELTA).contains(&v), "{v}");
+                }
+                _ => assert_eq!(moved.len(), K),
+            }
+        }
+    }
+
+    #[test]
     fn the_bound_shape_is_eq32s_by_hand() {
         // √(d k ln k (χ² + 1)/M) at d = 5, k = 3, χ² = 0.5, M = 60 (Python, math.log).
         let p = Point {

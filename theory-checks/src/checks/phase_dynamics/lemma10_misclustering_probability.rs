@@ -132,7 +132,8 @@ fn measure(cfg: &CheckConfig, sigmas: &[f64], tag: u64, reps: usize, points: usi
     out
 }
 
-/// The two halves' slopes and the design of the second half's fit.
+/// The two halves' slopes and the design of the second half's fit: the points with at least
+/// [`MIN_COUNT`] misclustered replicates, split at the middle one, which both halves share.
 fn half_slopes(pts: &[&Point]) -> Option<(f64, f64, Design)> {
     let usable: Vec<&&Point> = pts.iter().filter(|p| p.count >= MIN_COUNT).collect();
     if usable.len() < 4 {
@@ -274,6 +275,43 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_halves_share_the_middle_point_and_skip_rare_counts() {
+        // ln p = −1, −2, −3, −5, −7, −9 at n = 1..6 (counts out of e⁹·10⁴): the first half
+        // (n = 1..4) has slope −1.3 (by hand: Σ(x − x̄)(y − ȳ) = −6.5 over Σ(x − x̄)² = 5), the
+        // second (n = 4..6) −2. A seventh point with fewer than MIN_COUNT hits is left out.
+        let reps = (9f64.exp() * 1e4).round() as u64;
+        let mut pts: Vec<super::Point> = [1.0, 2.0, 3.0, 5.0, 7.0, 9.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| super::Point {
+                sigma: 1.0,
+                n: i + 1,
+                reps,
+                count: (reps as f64 * (-l as f64).exp()).round() as u64,
+            })
+            .collect();
+        pts.push(super::Point {
+            sigma: 1.0,
+            n: 7,
+            reps,
+            count: super::MIN_COUNT - 1,
+        });
+        let refs: Vec<&super::Point> = pts.iter().collect();
+        let (s1, s2, design) = super::half_slopes(&refs).expect("six usable points");
+        assert!((s1 + 1.3).abs() < 1e-4, "{s1}");
+        assert!((s2 + 2.0).abs() < 1e-4, "{s2}");
+        assert_eq!(design.points, 3);
+        assert_eq!(
+            (design.x_min.to_bits(), design.x_max.to_bits()),
+            (4f64.to_bits(), 6f64.to_bits())
+        );
+        assert!(
+            super::half_slopes(&refs[..3]).is_none(),
+            "fewer than four usable points"
+        );
+    }
+
     #[test]
     fn the_exponent_factor_is_min_1_delta2_over_sigma2_squared() {
         // Δ = 1: σ ≤ 1 gives 1; σ = 2 gives (1/4)² = 1/16.
