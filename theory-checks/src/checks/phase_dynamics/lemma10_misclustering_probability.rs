@@ -281,14 +281,14 @@ mod tests {
         // (n = 1..4) has slope −1.3 (by hand: Σ(x − x̄)(y − ȳ) = −6.5 over Σ(x − x̄)² = 5), the
         // second (n = 4..6) −2. A seventh point with fewer than MIN_COUNT hits is left out.
         let reps = (9f64.exp() * 1e4).round() as u64;
-        let mut pts: Vec<super::Point> = [1.0, 2.0, 3.0, 5.0, 7.0, 9.0]
+        let mut pts: Vec<super::Point> = [1.0f64, 2.0, 3.0, 5.0, 7.0, 9.0]
             .iter()
             .enumerate()
             .map(|(i, &l)| super::Point {
                 sigma: 1.0,
                 n: i + 1,
                 reps,
-                count: (reps as f64 * (-l as f64).exp()).round() as u64,
+                count: (reps as f64 * (-l).exp()).round() as u64,
             })
             .collect();
         pts.push(super::Point {
