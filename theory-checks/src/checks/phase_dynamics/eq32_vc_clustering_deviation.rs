@@ -62,7 +62,7 @@
 //! split equally between the three rate tests (the constant test, with its × [`SAFETY`] margin,
 //! has no stated α). Sabotage: the predicted exponent in M is −1.
 
-use super::support::{child, random_unit, sets, Mixture};
+use super::support::{child, random_unit, sets, simplex_centres, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -131,7 +131,7 @@ const SKEW_M: usize = 400;
 const SKEW_M_FULL: usize = 2000;
 
 fn theta_star() -> DMatrix<f64> {
-    DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 })
+    simplex_centres(D, K, DELTA)
 }
 
 /// The fixed finite family of θ around `ts` (`d × k`), drawn from the check's seed before any

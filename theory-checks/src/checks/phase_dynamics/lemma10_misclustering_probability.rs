@@ -28,7 +28,7 @@
 //!
 //! Statistic: the largest `count / critical count` (pass ≤ 1). Sabotage: `c` ten times larger.
 
-use super::support::{child, Mixture};
+use super::support::{child, simplex_centres, Mixture};
 use crate::framework::linear_fit;
 use crate::framework::{
     binomial_upper_critical, check_alpha, clopper_pearson_upper, CheckConfig, CheckRecord, Design,
@@ -55,7 +55,7 @@ const DELTA: f64 = 1.0;
 const BATCH_SAMPLES: usize = 1_000_000;
 
 fn model() -> (DMatrix<f64>, DMatrix<f64>, f64) {
-    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let ts = simplex_centres(D, K, DELTA);
     let eps = DELTA / 3.0; // Δ / (3 √(β/α)), α = β = 1
     let mut theta = ts.clone();
     for j in 0..K {

@@ -70,7 +70,7 @@
 //! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
 //! RECLUSTER and MERGE act on models near `w₀ = 0` (MERGE then joins the two clusters).
 
-use super::support::{child, fmt_list, Mixture};
+use super::support::{child, fmt_list, simplex_centres, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -241,7 +241,7 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
 }
 
 fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
-    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let ts = simplex_centres(D, K, DELTA);
     let mix = Mixture::with_theta(ts, SIGMA);
     let truth: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
     let alg = SrFca {

@@ -19,6 +19,12 @@ pub fn child(seed: u64, tag: u64, index: u64) -> u64 {
     child_seed(seed, (tag << 24) | index)
 }
 
+/// Centres `θ*_j = (Δ/√2) e_j` (`d × k`, `k ≤ d`): every pair at distance exactly `Δ`, the
+/// separation of SXY22 (`Δ = min_{j≠l} ‖θ*_j − θ*_l‖`), all of norm `Δ/√2` (a regular simplex).
+pub fn simplex_centres(d: usize, k: usize, delta: f64) -> DMatrix<f64> {
+    DMatrix::from_fn(d, k, |r, c| if r == c { delta / 2f64.sqrt() } else { 0.0 })
+}
+
 /// `--set` style overrides from string pairs.
 pub fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
@@ -169,4 +175,22 @@ pub fn cluster_least_squares(fed: &Federation, labels: &[usize], k: usize) -> DM
         out.set_column(j, &g.cholesky().expect("N_j ≫ d").solve(&b));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simplex_centres_are_delta_apart() {
+        let ts = simplex_centres(5, 3, 2.0);
+        assert_eq!(ts.shape(), (5, 3));
+        for j in 0..3 {
+            assert!((ts.column(j).norm() - 2f64.sqrt()).abs() < 1e-15);
+            for l in 0..j {
+                assert!(((ts.column(j) - ts.column(l)).norm() - 2.0).abs() < 1e-15);
+            }
+        }
+        assert!((fedmix::metrics::separation(&ts) - 2.0).abs() < 1e-15);
+    }
 }

@@ -29,7 +29,7 @@
 //! failure count exceeds [`binomial_upper_critical`]. Statistic: failures;
 //! bound: the critical count. Sabotage: `T = 0` iterations.
 
-use super::support::{child, random_unit, Mixture};
+use super::support::{child, random_unit, simplex_centres, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, CheckConfig, CheckRecord, Figure, Series,
 };
@@ -154,7 +154,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut trials = Vec::new();
     for s in 0..data_seeds {
         let seed = child(cfg.seed, 22, s as u64);
-        let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+        let ts = simplex_centres(D, K, DELTA);
         let mix = Mixture::with_theta(ts, SIGMA);
         let m = CLIENTS + CANDIDATES;
         let labels: Vec<usize> = (0..m).map(|i| i % K).collect();

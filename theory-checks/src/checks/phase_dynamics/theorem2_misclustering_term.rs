@@ -48,7 +48,7 @@
 //! `ν log(e/ν)` would therefore be a claim the paper does not make (and would fail at some
 //! seeds); the one-sided test is the bound's content.
 
-use super::support::{child, cluster_least_squares, Mixture};
+use super::support::{child, cluster_least_squares, simplex_centres, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -59,7 +59,6 @@ use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma};
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::seed_streams::{stream, Purpose};
-use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::StandardNormal;
 
@@ -161,7 +160,7 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
     let clients = cfg.pick(CLIENTS, CLIENTS_FULL);
     for rep in 0..cfg.pick(REPS, REPS_FULL) {
         let seed = child(cfg.seed, 31, idx * 100 + rep);
-        let ts = DMatrix::from_fn(D, K, |r, c| if r == c { delta / 2f64.sqrt() } else { 0.0 });
+        let ts = simplex_centres(D, K, delta);
         let labels: Vec<usize> = (0..clients).map(|i| i % K).collect();
         let sz = sizes(clients, seed);
         let fed = Mixture::with_theta(ts.clone(), SIGMA).federation(&labels, &sz, seed);

@@ -43,7 +43,9 @@
 //! of the check's false-failure probability [`check_alpha`]; the constant test (÷ [`SAFETY`]
 //! margin) and the minimum-decay validity condition have no stated α.
 
-use super::support::{child, cluster_least_squares, fmt_list, random_unit, Mixture};
+use super::support::{
+    child, cluster_least_squares, fmt_list, random_unit, simplex_centres, Mixture,
+};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -121,7 +123,7 @@ fn ls_floor(fed: &Federation) -> f64 {
 
 fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
     let seed = child(cfg.seed, 27, idx);
-    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { 1.0 / 2f64.sqrt() } else { 0.0 });
+    let ts = simplex_centres(D, K, 1.0);
     let mix = Mixture::with_theta(ts.clone(), SIGMA);
     let m0 = ((st.rho * CLIENTS as f64).round() as usize).max(1);
     let labels: Vec<usize> = (0..CLIENTS).map(|i| usize::from(i >= m0)).collect();

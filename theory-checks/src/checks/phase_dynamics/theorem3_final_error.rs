@@ -29,7 +29,7 @@
 //! 2001..2040 at M = 100, ρ = ½: Phase 1 failed in 0/40 runs at σ ∈ {0.2, 0.3, 0.5}Δ, 1/40 at
 //! 0.7Δ and 6/40 at Δ — a point outside the theorem's premise, not a bound violation.
 
-use super::support::{child, Mixture};
+use super::support::{child, simplex_centres, Mixture};
 use crate::framework::{
     calibrate_then_validate, check_alpha, loglog_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -38,7 +38,6 @@ use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
 use fedmix::params::{StepRule, TwoPhaseParams};
-use nalgebra::DMatrix;
 
 /// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).
 pub const NU_C_PE: f64 = 0.08;
@@ -141,7 +140,7 @@ fn shape(sigma: f64, kappa: f64, rho: f64, nu: f64) -> f64 {
 
 fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     let seed = child(cfg.seed, 28, idx);
-    let ts = DMatrix::from_fn(D, K, |r, c| if r == c { DELTA / 2f64.sqrt() } else { 0.0 });
+    let ts = simplex_centres(D, K, DELTA);
     let mix = Mixture::with_theta(ts.clone(), st.sigma);
     let m0 = ((st.rho * st.m as f64).round() as usize).max(1);
     let labels: Vec<usize> = (0..st.m).map(|i| usize::from(i >= m0)).collect();
