@@ -319,7 +319,12 @@ mod tests {
                 assert!((inst.x.column(k - 1).norm() / (3.0 * eps.sqrt()) - 1.0).abs() < 1e-12);
                 assert!(inst.norm_deviation <= NORM_RTOL, "{}", inst.norm_deviation);
                 assert!(inst.lambda_k_over_eps <= LAMBDA_K_MAX * (1.0 + NORM_RTOL));
-                // No gap, and Davis–Kahan vacuous.
+                // No gap, and Davis–Kahan vacuous. The gap recomputed from M's singular values.
+                let mut sv: Vec<f64> = inst.m.singular_values().iter().copied().collect();
+                sv.sort_by(|a, b| b.total_cmp(a));
+                let gap = (sv[k - 1] - sv[k]) / eps;
+                assert!((inst.gap_over_eps - gap).abs() <= 1e-9 * gap.abs().max(1e-3));
+                assert!(inst.gap_over_eps >= 0.0);
                 assert!(inst.gap_over_eps <= BULK_WIDTH * (1.0 + 1e-9));
                 assert!(inst.dk >= 1.0);
                 // The projection error of x_k after many steps is of order a_k ≈ √ε (the
