@@ -660,6 +660,24 @@ mod tests {
     }
 
     #[test]
+    fn quantile_sizes_span_the_documented_chi2() {
+        // Spread 0: every client at the mean size; spread 3 (the full profile's largest):
+        // χ²(n)+1 = 131, as the module documents; the order is a seeded shuffle.
+        let flat = quantile_sizes(0.0, 1);
+        assert_eq!(flat, vec![SKEW_MEAN; SKEW_M_FULL]);
+        let wide = quantile_sizes(3.0, 1);
+        assert_eq!(wide.len(), SKEW_M_FULL);
+        let c = chi2(&wide) + 1.0;
+        assert!((130.5..131.5).contains(&c), "{c}");
+        let mut a = wide.clone();
+        let mut b = quantile_sizes(3.0, 2);
+        assert_ne!(a, b, "the shuffle follows the seed");
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "the same quantiles at every seed");
+    }
+
+    #[test]
     fn the_bound_shape_is_eq32s_by_hand() {
         // √(d k ln k (χ² + 1)/M) at d = 5, k = 3, χ² = 0.5, M = 60 (Python, math.log).
         let p = Point {
