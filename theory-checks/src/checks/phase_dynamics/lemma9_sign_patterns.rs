@@ -121,6 +121,13 @@ struct Row {
     bound: f64,
 }
 
+impl Row {
+    /// Whether the row belongs to configuration `(d, k)`.
+    fn is(&self, d: usize, k: usize) -> bool {
+        self.d == d && self.k == k
+    }
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let samples = cfg.pick(60_000, 1_000_000);
@@ -170,22 +177,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }
         let bites: Vec<usize> = rows
             .iter()
-            .filter(|r| {
-                r.d == d && r.k == k && bound(r.m, d, k, false) < 2f64.powi((r.m * (k - 1)) as i32)
-            })
+            .filter(|r| r.is(d, k) && bound(r.m, d, k, false) < 2f64.powi((r.m * (k - 1)) as i32))
             .map(|r| r.m)
             .collect();
         let beyond_ok = rows
             .iter()
-            .filter(|r| r.d == d && r.k == k && r.m > m_emp)
+            .filter(|r| r.is(d, k) && r.m > m_emp)
             .all(|r| (r.binary as f64) < 2f64.powi(r.m as i32));
         let ours: Vec<&Row> = rows
             .iter()
             .filter(|r| {
-                r.d == d
-                    && r.k == k
-                    && (r.poly as f64) < samples as f64 / 20.0
-                    && r.m * (k - 1) >= 2 * dk
+                r.is(d, k) && (r.poly as f64) < samples as f64 / 20.0 && r.m * (k - 1) >= 2 * dk
             })
             .collect();
         let growth = if ours.len() >= 2 {
@@ -210,7 +212,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .fold(0.0, f64::max);
     let passed = ok && worst <= 1.0;
     let series_for = |d: usize, k: usize| -> Vec<Series> {
-        let sel: Vec<&Row> = rows.iter().filter(|r| r.d == d && r.k == k).collect();
+        let sel: Vec<&Row> = rows.iter().filter(|r| r.is(d, k)).collect();
         vec![
             Series {
                 label: format!("sign patterns of P_jl, (d,k)=({d},{k})"),
@@ -278,6 +280,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_belongs_to_its_own_configuration_only() {
+        let row = |d, k| Row {
+            d,
+            k,
+            m: 4,
+            poly: 0,
+            binary: 0,
+            bound: 0.0,
+        };
+        assert!(row(1, 2).is(1, 2));
+        assert!(!row(1, 2).is(2, 2) && !row(1, 2).is(1, 3) && !row(2, 3).is(1, 2));
+    }
 
     #[test]
     fn the_milnor_thom_bound_and_its_vc_dimension_by_hand() {

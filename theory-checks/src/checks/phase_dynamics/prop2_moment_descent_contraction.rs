@@ -399,6 +399,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn starts_follow_their_documented_law() {
+        let mix = Mixture::gaussian(D, K, 1.0, SIGMA, 3);
+        let sep = fedmix::metrics::separation(&mix.theta_star);
+        let big = (0..K)
+            .map(|j| mix.theta_star.column(j).norm())
+            .fold(0.0, f64::max);
+        let mut rng = stream(3, Purpose::Init, 0);
+        let (mut near_min, mut near_max) = (f64::INFINITY, 0.0f64);
+        for s in 0..400 {
+            let theta = start(&mix, sep, &mut rng, s);
+            if s % 2 == 0 {
+                // Within [0.05, 3]·Δ of some centre (the nearest may be another one, closer).
+                let nearest = (0..K)
+                    .map(|j| (&theta - mix.theta_star.column(j)).norm())
+                    .fold(f64::INFINITY, f64::min);
+                assert!(nearest <= 3.0 * sep * (1.0 + 1e-12), "{nearest} vs {sep}");
+                near_min = near_min.min(nearest);
+                near_max = near_max.max(nearest);
+            } else {
+                assert!(theta.norm() <= 2.0 * big * (1.0 + 1e-12));
+            }
+        }
+        // Log-uniform radii over [0.05, 3]Δ: 200 draws reach both ends' neighbourhoods.
+        assert!(
+            near_min < 0.1 * sep && near_max > 1.0 * sep,
+            "{near_min} {near_max}"
+        );
+    }
+
+    #[test]
     fn the_contraction_bound_is_prop2s_by_hand() {
         // 1 − 1/8, 1 − 0.25/32 (both exact in binary), and 1 − 0.25/18 = 71/72 for DIAG.
         assert_eq!(contraction_bound(1.0, 1.0).to_bits(), 0.875f64.to_bits());

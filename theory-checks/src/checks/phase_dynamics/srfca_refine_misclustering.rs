@@ -207,6 +207,11 @@ fn trimmed_mean_by_definition(values: &[DVector<f64>], beta: f64) -> DVector<f64
     })
 }
 
+/// `proj_W` onto the ball of diameter `D` centred at 0 (SR-FCA Algorithm 3's constraint set).
+fn project_to_ball(v: &mut DVector<f64>, diameter: f64) {
+    *v *= (diameter / 2.0 / v.norm()).min(1.0);
+}
+
 /// Test 4: the largest deviation, relative to `max(‖ω_{c,t+1}‖, η‖g‖)`, of the recorded
 /// TrimmedMeanGD iterates of the (single) REFINE step from SRFCA Algorithm 3's step applied to
 /// the recorded previous iterate (`ω_{c,0} = 0`). The recorder saved the ONE_SHOT models and
@@ -229,8 +234,7 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
             let step = trimmed_mean_by_definition(&grads, p.beta) * p.eta;
             let mut expected = &w - &step;
             if let Some(dm) = p.diameter {
-                // proj_W onto the ball of diameter D centred at 0.
-                expected *= (dm / 2.0 / expected.norm()).min(1.0);
+                project_to_ball(&mut expected, dm);
             }
             let scale = expected.norm().max(step.norm()).max(f64::MIN_POSITIVE);
             worst = worst.max((next.column(c) - expected).norm() / scale);
@@ -458,5 +462,25 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: format!("min(1, C q̂₀), C = {c:.3}"), points: bound_line, line: true },
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_projection_by_hand() {
+        // (3, 4) has norm 5: onto the ball of diameter 2 (radius 1) it becomes (0.6, 0.8);
+        // inside a ball of diameter 20 it stays.
+        let mut v = DVector::from_vec(vec![3.0, 4.0]);
+        project_to_ball(&mut v, 2.0);
+        assert!((v[0] - 0.6).abs() < 1e-15 && (v[1] - 0.8).abs() < 1e-15);
+        let mut w = DVector::from_vec(vec![3.0, 4.0]);
+        project_to_ball(&mut w, 20.0);
+        assert_eq!(
+            (w[0].to_bits(), w[1].to_bits()),
+            (3f64.to_bits(), 4f64.to_bits())
+        );
     }
 }
