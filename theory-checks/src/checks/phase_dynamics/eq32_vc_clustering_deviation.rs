@@ -624,6 +624,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn slope_tolerances_by_reference() {
+        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
+        // incomplete beta), α = 0.01/22 per check.
+        assert_eq!(
+            crate::registry().len(),
+            22,
+            "the references assume 22 checks"
+        );
+        let full = crate::framework::CheckConfig {
+            profile: crate::framework::Profile::Full,
+            ..crate::framework::CheckConfig::quick(1)
+        };
+        for (cfg, want) in [
+            (
+                crate::framework::CheckConfig::quick(1),
+                [
+                    0.062_778_137_065_277_64,
+                    0.180_623_092_949_010_12,
+                    0.085_795_969_150_779_8,
+                ],
+            ),
+            (
+                full,
+                [
+                    0.028_008_707_306_046_947,
+                    0.043_801_100_040_134_95,
+                    0.040_188_638_181_154_75,
+                ],
+            ),
+        ] {
+            let (m, chi, dk) = slope_tolerances(&cfg);
+            for (got, want) in [m, chi, dk].into_iter().zip(want) {
+                assert!((got / want - 1.0).abs() < 1e-8, "{got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
     fn the_family_cycles_perturbations_ties_and_random_points() {
         let ts = theta_star();
         let fam = family(5, 300);

@@ -470,6 +470,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rate_tolerance_by_reference() {
+        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
+        // incomplete beta), α = 0.01/22 per check.
+        assert_eq!(
+            crate::registry().len(),
+            22,
+            "the references assume 22 checks"
+        );
+        assert!(
+            (rate_tolerance() / 0.357_626_064_818_795_14 - 1.0).abs() < 1e-8,
+            "{}",
+            rate_tolerance()
+        );
+    }
+
+    #[test]
     fn the_reference_projection_by_hand() {
         // (3, 4) has norm 5: onto the ball of diameter 2 (radius 1) it becomes (0.6, 0.8);
         // inside a ball of diameter 20 it stays.

@@ -376,3 +376,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slope_tolerances_by_reference() {
+        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
+        // incomplete beta), α = 0.01/22 per check.
+        assert_eq!(
+            crate::registry().len(),
+            22,
+            "the references assume 22 checks"
+        );
+        let want = [
+            0.037_163_180_346_280_31,
+            0.031_588_703_294_338_26,
+            0.167_649_098_284_726_23,
+            0.019_344_126_725_160_72,
+        ];
+        for (got, want) in slope_tolerances().iter().zip(want) {
+            assert!((got / want - 1.0).abs() < 1e-8, "{got} vs {want}");
+        }
+    }
+}

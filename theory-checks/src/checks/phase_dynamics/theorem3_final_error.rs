@@ -336,6 +336,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn safety_and_slope_tolerance_by_reference() {
+        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
+        // incomplete beta), α = 0.01/22 per check.
+        assert_eq!(
+            crate::registry().len(),
+            22,
+            "the references assume 22 checks"
+        );
+        assert!(
+            (safety() / 4.659_645_673_751_275_4 - 1.0).abs() < 1e-8,
+            "{}",
+            safety()
+        );
+        assert!(
+            (slope_tolerance(&CheckConfig::quick(1)) / 1.254_257_336_686_960_3e-5 - 1.0).abs()
+                < 1e-8,
+            "{}",
+            slope_tolerance(&CheckConfig::quick(1))
+        );
+        let full = CheckConfig {
+            profile: crate::framework::Profile::Full,
+            ..CheckConfig::quick(1)
+        };
+        assert!(
+            (slope_tolerance(&full) / 2.652_521_997_215_756_7e-5 - 1.0).abs() < 1e-8,
+            "{}",
+            slope_tolerance(&full)
+        );
+    }
+
+    #[test]
     fn nu_and_the_shape_by_hand() {
         // Sizes 10, 30, 100 at σ = 0.5 (factor 1): P_e(n) = min(1, 4k e^(−0.08 n)) = 1,
         // 8e^(−2.4), 8e^(−8); χ² = 3·11000/140² − 1; ν = Σ n P_e(n)/N + √(dk ln k (χ²+1)/M)
