@@ -43,6 +43,13 @@ fn bound(m: usize, d: usize, k: usize, sabotage: bool) -> f64 {
     (100.0 * (m * (k - 1)) as f64 / dk).powf(dk)
 }
 
+/// Whether the Milnor–Thom bound is below `2^{m(k−1)}`, the count of sign patterns of the
+/// `m(k−1)` differences `P_jl` were every pattern realised: only there does Lemma 9 say more
+/// than the trivial count.
+fn bites(m: usize, d: usize, k: usize) -> bool {
+    bound(m, d, k, false) < 2f64.powi((m * (k - 1)) as i32)
+}
+
 /// Largest m with `2^m ≤ (100 m(k−1)/(dk))^{dk}` (the VC bound implied by Milnor–Thom).
 fn vc_bound(d: usize, k: usize) -> usize {
     (1..100_000)
@@ -177,7 +184,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }
         let bites: Vec<usize> = rows
             .iter()
-            .filter(|r| r.is(d, k) && bound(r.m, d, k, false) < 2f64.powi((r.m * (k - 1)) as i32))
+            .filter(|r| r.is(d, k) && bites(r.m, d, k))
             .map(|r| r.m)
             .collect();
         let beyond_ok = rows
@@ -280,6 +287,15 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bound_bites_from_m_20_at_d_1_k_2() {
+        // (50m)² against 2^m: 2500·19² = 902 500 > 2^19 = 524 288; 2500·20² = 10⁶ < 2^20.
+        assert!(!bites(19, 1, 2) && bites(20, 1, 2));
+        // k = 3, d = 1: (100m·2/3)³ against 2^(2m): m = 16 gives 1.2·10⁹ < 2^32 = 4.3·10⁹, m = 8
+        // gives 1.5·10⁸ > 2^16.
+        assert!(bites(16, 1, 3) && !bites(8, 1, 3));
+    }
 
     #[test]
     fn a_row_belongs_to_its_own_configuration_only() {
