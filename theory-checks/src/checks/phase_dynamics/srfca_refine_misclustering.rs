@@ -468,21 +468,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::phase_dynamics::support::assert_t_reference;
 
     #[test]
     fn rate_tolerance_by_reference() {
-        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
-        // incomplete beta), α = 0.01/22 per check.
-        assert_eq!(
-            crate::registry().len(),
-            22,
-            "the references assume 22 checks"
-        );
-        assert!(
-            (rate_tolerance() / 0.357_626_064_818_795_14 - 1.0).abs() < 1e-8,
-            "{}",
-            rate_tolerance()
-        );
+        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        assert_t_reference(rate_tolerance(), 0.357_626_064_818_795_14);
     }
 
     #[test]

@@ -313,18 +313,14 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    use crate::checks::phase_dynamics::support::assert_t_reference;
     #[test]
     fn safety_and_slope_tolerance_by_reference() {
         // One-sided α/2 = 0.01/22/2 with 20 held-out seeds: t₁₉ quantile 4.2287178…, so
         // safety = exp(0.099 + t·0.074·√1.05) and the slope tolerance t·0.041·√1.05
         // (mpmath 1.3, 30 digits, regularised incomplete beta).
-        assert_eq!(
-            crate::registry().len(),
-            22,
-            "the references assume 22 checks"
-        );
-        assert!((super::safety() / 1.521_433_265_060_869_3 - 1.0).abs() < 1e-8);
-        assert!((super::slope_tolerance() / 0.177_658_999_359_293_72 - 1.0).abs() < 1e-8);
+        assert_t_reference(super::safety(), 1.521_433_265_060_869_3);
+        assert_t_reference(super::slope_tolerance(), 0.177_658_999_359_293_72);
     }
 
     #[test]

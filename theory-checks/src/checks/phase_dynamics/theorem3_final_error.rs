@@ -334,36 +334,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::phase_dynamics::support::assert_t_reference;
 
     #[test]
     fn safety_and_slope_tolerance_by_reference() {
-        // Student-t quantiles with 19 (29) degrees of freedom by mpmath 1.3 (30 digits, regularised
-        // incomplete beta), α = 0.01/22 per check.
-        assert_eq!(
-            crate::registry().len(),
-            22,
-            "the references assume 22 checks"
-        );
-        assert!(
-            (safety() / 4.659_645_673_751_275_4 - 1.0).abs() < 1e-8,
-            "{}",
-            safety()
-        );
-        assert!(
-            (slope_tolerance(&CheckConfig::quick(1)) / 1.254_257_336_686_960_3e-5 - 1.0).abs()
-                < 1e-8,
-            "{}",
-            slope_tolerance(&CheckConfig::quick(1))
+        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        assert_t_reference(safety(), 4.659_645_673_751_275_4);
+        assert_t_reference(
+            slope_tolerance(&CheckConfig::quick(1)),
+            1.254_257_336_686_960_3e-5,
         );
         let full = CheckConfig {
             profile: crate::framework::Profile::Full,
             ..CheckConfig::quick(1)
         };
-        assert!(
-            (slope_tolerance(&full) / 2.652_521_997_215_756_7e-5 - 1.0).abs() < 1e-8,
-            "{}",
-            slope_tolerance(&full)
-        );
+        assert_t_reference(slope_tolerance(&full), 2.652_521_997_215_756_7e-5);
     }
 
     #[test]
