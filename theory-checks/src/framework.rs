@@ -48,6 +48,13 @@ impl CheckConfig {
             sabotage: false,
         }
     }
+    /// Full profile, not sabotaged.
+    pub fn full(seed: u64) -> Self {
+        Self {
+            profile: Profile::Full,
+            ..Self::quick(seed)
+        }
+    }
     /// The same configuration, sabotaged.
     pub fn sabotaged(self) -> Self {
         Self {

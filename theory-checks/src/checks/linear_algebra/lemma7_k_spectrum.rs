@@ -253,14 +253,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::Profile;
 
     #[test]
     fn the_full_grids_are_the_stated_ones() {
-        let cfg = CheckConfig {
-            profile: Profile::Full,
-            ..CheckConfig::quick(1)
-        };
+        let cfg = CheckConfig::full(1);
         let (cal, val) = grids(&cfg);
         assert_eq!(cal, vec![(6, vec![5, 10, 20, 200, 2000, 5000])]);
         // From 20d: 7 geometric points (20·(hi/20)^(i/6), rounded), below it 5d and 10d where

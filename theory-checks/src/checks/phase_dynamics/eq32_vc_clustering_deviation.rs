@@ -627,10 +627,7 @@ mod tests {
     #[test]
     fn slope_tolerances_by_reference() {
         // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
-        let full = crate::framework::CheckConfig {
-            profile: crate::framework::Profile::Full,
-            ..crate::framework::CheckConfig::quick(1)
-        };
+        let full = crate::framework::CheckConfig::full(1);
         for (cfg, want) in [
             (
                 crate::framework::CheckConfig::quick(1),

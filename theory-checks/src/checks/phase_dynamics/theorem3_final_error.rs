@@ -344,10 +344,7 @@ mod tests {
             slope_tolerance(&CheckConfig::quick(1)),
             1.254_257_336_686_960_3e-5,
         );
-        let full = CheckConfig {
-            profile: crate::framework::Profile::Full,
-            ..CheckConfig::quick(1)
-        };
+        let full = CheckConfig::full(1);
         assert_t_reference(slope_tolerance(&full), 2.652_521_997_215_756_7e-5);
     }
 
