@@ -135,3 +135,23 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rel_is_the_difference_over_the_larger_norm() {
+        let v = |x: &[f64]| nalgebra::DVector::from_column_slice(x);
+        // ‖(0, −0.5)‖ = 0.5 over max(‖(3, 4)‖, ‖(3, 4.5)‖) = √29.25.
+        let want = 0.5 / 29.25f64.sqrt();
+        assert_eq!(
+            super::rel(&v(&[3.0, 4.0]), &v(&[3.0, 4.5])).to_bits(),
+            want.to_bits()
+        );
+        assert_eq!(
+            super::rel(&v(&[3.0, 4.5]), &v(&[3.0, 4.0])).to_bits(),
+            want.to_bits()
+        );
+        // Both zero: 0, not NaN.
+        assert_eq!(super::rel(&v(&[0.0]), &v(&[0.0])).to_bits(), 0f64.to_bits());
+    }
+}

@@ -121,6 +121,12 @@ fn gap_ratio(lam: &DVector<f64>, k: usize) -> f64 {
     (lam[k] / lam[k - 1]).abs()
 }
 
+/// The instance of ratio `ri`, replicate `rep` (< 100): its rotation is drawn from stream
+/// `2·index` and its start from `2·index + 1`.
+fn instance_index(ri: usize, rep: usize) -> u64 {
+    (ri * 100 + rep) as u64
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let ratios: Vec<f64> = cfg.pick(vec![0.5, 0.8, 0.95], vec![0.3, 0.5, 0.8, 0.9, 0.95, 0.99]);
@@ -133,7 +139,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut power_dev: f64 = 0.0;
     for (ri, &ratio) in ratios.iter().enumerate() {
         for rep in 0..cfg.pick(3, 10) {
-            let idx = (ri * 100 + rep) as u64;
+            let idx = instance_index(ri, rep);
             let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx))
                 .expect("d ≥ 1");
             let lam = spectrum(d, k, ratio);
@@ -217,6 +223,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every instance of the full grid (6 ratios × 10 replicates) draws its own rotation and
+    /// start: the 120 stream indices are distinct.
+    #[test]
+    fn every_instance_has_its_own_streams() {
+        let idx: Vec<u64> = (0..6)
+            .flat_map(|ri| (0..10).map(move |rep| instance_index(ri, rep)))
+            .collect();
+        crate::checks::phase_dynamics::support::assert_distinct(
+            idx.iter().flat_map(|&i| [2 * i, 2 * i + 1]),
+            "lemma 4's instance streams",
+        );
+        assert_eq!(instance_index(2, 7), 207);
+    }
 
     #[test]
     fn the_instances_and_the_bound_by_hand() {

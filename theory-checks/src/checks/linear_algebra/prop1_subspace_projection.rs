@@ -222,6 +222,12 @@ fn residuals(mix: &Mixture, u_hat: &DMatrix<f64>, theta: &DVector<f64>, weighted
         .fold(0.0, f64::max)
 }
 
+/// Prop. 1's shape at `m` clients of two samples (`N = 2m`): `(δ² + σ²) ξ(d, m, 2m)`, with `δ`
+/// the distance of `θ` to the nearest centre.
+fn shape(delta: f64, sigma: f64, d: usize, m: usize) -> f64 {
+    (delta.powi(2) + sigma * sigma) * xi(d, m, 2 * m)
+}
+
 /// Of two `(statistic, shape)` pairs, the one with the larger `statistic/shape` (the first on
 /// a tie): folding a family with it keeps the sup over θ of the ratio.
 fn larger_ratio(best: (f64, f64), c: (f64, f64)) -> (f64, f64) {
@@ -274,8 +280,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     .iter()
                     .zip(&stats)
                     .map(|(theta, st)| {
-                        let scale = mix.delta(theta).powi(2) + spec.sigma * spec.sigma;
-                        (quantile(st, QUANTILE), scale * xi(spec.d, m, 2 * m))
+                        let shape = shape(mix.delta(theta), spec.sigma, spec.d, m);
+                        (quantile(st, QUANTILE), shape)
                     })
                     .fold((0.0, 1.0), larger_ratio);
                 cells.push(SweepCell {
@@ -378,6 +384,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_shape_is_delta2_plus_sigma2_times_xi() {
+        // δ = 2, σ = 3: 4 + 9 = 13.
+        let want = 13.0 * super::xi(6, 50, 100);
+        assert_eq!(super::shape(2.0, 3.0, 6, 50).to_bits(), want.to_bits());
+    }
+
     #[test]
     fn the_cell_keeps_the_largest_ratio() {
         // Ratios 0.5, 0.75, 2 and 1.5: the sup is (2, 1), whatever the order.

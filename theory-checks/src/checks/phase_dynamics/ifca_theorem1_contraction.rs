@@ -247,6 +247,16 @@ struct Traj {
     path: Vec<f64>,
 }
 
+/// Part C's start `s` (< 1000) at grid point `tag`.
+fn start_index(tag: u64, s: u64) -> u64 {
+    tag * 1000 + s
+}
+
+/// Part C's round `t` (< 100) of start `s` at grid point `tag`: fresh data every round.
+fn round_index(tag: u64, s: u64, t: u64) -> u64 {
+    start_index(tag, s) * 100 + t
+}
+
 /// Part C: `starts` trajectories of [`TRAJECTORY_STEPS`] rounds from `0.4Δ`; option I at
 /// `γ = STEP_P/p`, or option II with one local step of `STEP_P` (the same data and starts).
 fn trajectories(
@@ -265,13 +275,17 @@ fn trajectories(
     let mut wrong = 0;
     let mut path = Vec::new();
     for s in 0..starts as u64 {
-        let mut th = start(&ts, START_C * DELTA, child(cfg.seed, 32, tag * 1000 + s));
+        let mut th = start(
+            &ts,
+            START_C * DELTA,
+            child(cfg.seed, 32, start_index(tag, s)),
+        );
         let mut prev = errors(&th, &ts);
         if s == 0 {
             path.push(prev.iter().copied().fold(0.0, f64::max));
         }
         for t in 0..TRAJECTORY_STEPS as u64 {
-            let seed = child(cfg.seed, 33, (tag * 1000 + s) * 100 + t);
+            let seed = child(cfg.seed, 33, round_index(tag, s, t));
             let (next, w) = round_with(inst, &th, step, seed, option);
             wrong += w;
             let now = errors(&next, &ts);
@@ -590,5 +604,29 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: format!("C₂ · shape, C₂ = {c2:.3}"), points: vec![(x0, c2 * x0), (x1, c2 * x1)], line: true },
             ],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::phase_dynamics::support::assert_distinct;
+
+    /// Part C's grid points (tags 700 + i), starts (< 10 in the full profile) and rounds (<
+    /// [`TRAJECTORY_STEPS`]) each draw their own data: the indices are distinct.
+    #[test]
+    fn every_round_of_every_start_draws_fresh_data() {
+        let grid = || (700..720u64).flat_map(|tag| (0..10u64).map(move |s| (tag, s)));
+        assert_distinct(
+            grid().map(|(tag, s)| start_index(tag, s)),
+            "part C's starts",
+        );
+        assert_distinct(
+            grid().flat_map(|(tag, s)| {
+                (0..TRAJECTORY_STEPS as u64).map(move |t| round_index(tag, s, t))
+            }),
+            "part C's rounds",
+        );
+        assert_eq!(round_index(701, 3, 7), 70_100_307);
     }
 }

@@ -318,4 +318,21 @@ mod tests {
         assert_eq!(super::factor(0.5).to_bits(), 1f64.to_bits());
         assert_eq!(super::factor(2.0).to_bits(), 0.0625f64.to_bits());
     }
+
+    /// The n-grids by hand: `hi = 16(σ/0.5)²` clamped to [16, 256], `lo = 1` for σ ≤ 0.5 and
+    /// `hi/16` above, `points` evenly spaced from `lo` to `hi`, rounded.
+    #[test]
+    fn the_n_grids_run_evenly_from_lo_to_hi() {
+        // σ = 0.5: lo = 1, hi = 16, step 3.
+        assert_eq!(super::n_grid(0.5, 6), vec![1, 4, 7, 10, 13, 16]);
+        // σ = 0.25: hi = 4, clamped up to 16.
+        assert_eq!(super::n_grid(0.25, 6), vec![1, 4, 7, 10, 13, 16]);
+        // σ = 1: lo = 4, hi = 64, step 12.
+        assert_eq!(super::n_grid(1.0, 6), vec![4, 16, 28, 40, 52, 64]);
+        // σ = 3: hi = 576, clamped to 256; lo = 16, step 48.
+        assert_eq!(super::n_grid(3.0, 6), vec![16, 64, 112, 160, 208, 256]);
+        // σ = 0.75, 7 points: hi = 36, lo = 2.25, step 5.625: 2.25, 7.875, 13.5, 19.125, 24.75,
+        // 30.375, 36, rounded.
+        assert_eq!(super::n_grid(0.75, 7), vec![2, 8, 14, 19, 25, 30, 36]);
+    }
 }

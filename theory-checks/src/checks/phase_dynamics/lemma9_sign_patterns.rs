@@ -50,6 +50,15 @@ fn bites(m: usize, d: usize, k: usize) -> bool {
     bound(m, d, k, false) < 2f64.powi((m * (k - 1)) as i32)
 }
 
+/// The `m` of configuration `(d, k)`'s rows at which the bound [`bites`] (rows of other
+/// configurations left out).
+fn biting_ms(rows: &[Row], d: usize, k: usize) -> Vec<usize> {
+    rows.iter()
+        .filter(|r| r.is(d, k) && bites(r.m, d, k))
+        .map(|r| r.m)
+        .collect()
+}
+
 /// Largest m with `2^m ≤ (100 m(k−1)/(dk))^{dk}` (the VC bound implied by Milnor–Thom).
 fn vc_bound(d: usize, k: usize) -> usize {
     (1..100_000)
@@ -182,11 +191,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 break;
             }
         }
-        let bites: Vec<usize> = rows
-            .iter()
-            .filter(|r| r.is(d, k) && bites(r.m, d, k))
-            .map(|r| r.m)
-            .collect();
+        let bites = biting_ms(&rows, d, k);
         let beyond_ok = rows
             .iter()
             .filter(|r| r.is(d, k) && r.m > m_emp)
@@ -309,6 +314,25 @@ mod tests {
         };
         assert!(row(1, 2).is(1, 2));
         assert!(!row(1, 2).is(2, 2) && !row(1, 2).is(1, 3) && !row(2, 3).is(1, 2));
+    }
+
+    #[test]
+    fn the_biting_list_holds_this_configurations_biting_rows_only() {
+        let row = |d, k, m| Row {
+            d,
+            k,
+            m,
+            poly: 0,
+            binary: 0,
+            bound: 0.0,
+        };
+        // (1, 2) bites from m = 20 (the test above); (1, 3)'s row at m = 40 bites too but is
+        // another configuration.
+        let rows = [row(1, 2, 10), row(1, 2, 20), row(1, 3, 40), row(1, 2, 30)];
+        assert!(bites(40, 1, 3));
+        assert_eq!(biting_ms(&rows, 1, 2), vec![20, 30]);
+        assert_eq!(biting_ms(&rows, 1, 3), vec![40]);
+        assert!(biting_ms(&rows, 2, 2).is_empty());
     }
 
     #[test]

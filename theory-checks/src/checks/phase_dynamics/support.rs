@@ -190,6 +190,23 @@ pub fn assert_t_reference(got: f64, want: f64) {
     assert!((got / want - 1.0).abs() < 1e-8, "{got} vs reference {want}");
 }
 
+/// Test helper: the seeds (or seed indices) a check derives for what should be independent
+/// draws are pairwise distinct — no two replicates, grid points or starts share a random stream
+/// by accident of the index arithmetic.
+#[cfg(test)]
+pub fn assert_distinct(seeds: impl IntoIterator<Item = u64>, what: &str) {
+    let mut all: Vec<u64> = seeds.into_iter().collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        n,
+        "{what}: {} of {n} seeds repeat",
+        n - all.len()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
