@@ -551,6 +551,21 @@ mod tests {
         assert!(fast_path_deviation(&fed, &theta) < 1e-12);
     }
 
+    /// θ*_j ~ N(0, r²I/d): at d = 400 each ‖θ*_j‖²/r² is χ²₄₀₀/400 = 1 ± 0.07 (one SD), so
+    /// the mean over 5 centres lies in [0.8, 1.2] (about 6 SDs); diag Σ_j lies in its range.
+    #[test]
+    fn mixture_draws_follow_their_law() {
+        let mix = Mixture::draw(400, &[0.2; 5], 2.0, (0.5, 1.5), 0.3, 9);
+        let mean = (0..5)
+            .map(|j| mix.theta_star.column(j).norm_squared() / 4.0)
+            .sum::<f64>()
+            / 5.0;
+        assert!((0.8..=1.2).contains(&mean), "{mean}");
+        assert!(mix.cov.iter().all(|c| (0.5..=1.5).contains(c)));
+        let fixed = Mixture::draw(3, &[0.5, 0.5], 1.0, (0.7, 0.7), 0.3, 9);
+        assert!(fixed.cov.iter().all(|&c| c.to_bits() == 0.7f64.to_bits()));
+    }
+
     #[test]
     fn federation_follows_the_model() {
         // Per-coordinate feature variances match diag Σ_j, and y − ⟨x, θ*_z⟩ has variance σ².

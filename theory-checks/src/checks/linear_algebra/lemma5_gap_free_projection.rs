@@ -319,6 +319,19 @@ mod tests {
                 assert!((inst.x.column(k - 1).norm() / (3.0 * eps.sqrt()) - 1.0).abs() < 1e-12);
                 assert!(inst.norm_deviation <= NORM_RTOL, "{}", inst.norm_deviation);
                 assert!(inst.lambda_k_over_eps <= LAMBDA_K_MAX * (1.0 + NORM_RTOL));
+                // λ_k(S) recomputed from S = XXᵀ: the k-th largest eigenvalue, not another.
+                let mut ev: Vec<f64> = (&inst.x * inst.x.transpose())
+                    .symmetric_eigenvalues()
+                    .iter()
+                    .copied()
+                    .collect();
+                ev.sort_by(|a, b| b.total_cmp(a));
+                let lk = ev[k - 1] / eps;
+                assert!(
+                    (inst.lambda_k_over_eps - lk).abs() <= 1e-9 * lk.abs().max(1e-3),
+                    "{} vs {lk}",
+                    inst.lambda_k_over_eps
+                );
                 // No gap, and Davis–Kahan vacuous. The gap recomputed from M's singular values.
                 let mut sv: Vec<f64> = inst.m.singular_values().iter().copied().collect();
                 sv.sort_by(|a, b| b.total_cmp(a));

@@ -108,13 +108,9 @@ fn cell(fed: &Federation, eta: f64, sigma: f64, reps: usize, seed: u64) -> Vec<(
         .iter()
         .zip(CONFIGS)
         .flat_map(|(op, (_, s))| {
-            lambdas.iter().map(move |l| {
-                let k = op.K(l);
-                let knorm = SymmetricEigen::new((&k + k.transpose()) * 0.5)
-                    .eigenvalues
-                    .max();
-                sigma * sigma * s as f64 * d as f64 * knorm / n_tot as f64
-            })
+            lambdas
+                .iter()
+                .map(move |l| shape(sigma, s, d, sym_norm(&op.K(l)), n_tot))
         })
         .collect();
     let mut draws = vec![Vec::with_capacity(reps); shapes.len()];
@@ -134,6 +130,18 @@ fn cell(fed: &Federation, eta: f64, sigma: f64, reps: usize, seed: u64) -> Vec<(
         .zip(shapes)
         .map(|(v, s)| (quantile(v, QUANTILE), s))
         .collect()
+}
+
+/// `λ_max` of `K`'s symmetric part `(K + Kᵀ)/2`.
+fn sym_norm(k: &nalgebra::DMatrix<f64>) -> f64 {
+    SymmetricEigen::new((k + k.transpose()) * 0.5)
+        .eigenvalues
+        .max()
+}
+
+/// The lemma's shape `σ² s d λ_max(K_sym) / N`.
+fn shape(sigma: f64, s: usize, d: usize, knorm: f64, n_tot: usize) -> f64 {
+    sigma * sigma * s as f64 * d as f64 * knorm / n_tot as f64
 }
 
 /// Run the check.
@@ -275,5 +283,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             log_y: true,
             series,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_shape_and_the_symmetric_norm_by_hand() {
+        // K = [[1, 2], [0, 1]]: symmetric part [[1, 1], [1, 1]], eigenvalues 2 and 0.
+        let k = nalgebra::DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 0.0, 1.0]);
+        assert!((super::sym_norm(&k) - 2.0).abs() < 1e-14);
+        // σ = 0.5, s = 3, d = 4, λ = 2, N = 6: 0.25 · 3 · 4 · 2 / 6 = 1.
+        assert!((super::shape(0.5, 3, 4, 2.0, 6) - 1.0).abs() < 1e-15);
     }
 }

@@ -156,6 +156,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    /// Rows e₁, e₁, e₂, 2e₂ (N = 4, d = 2): the best 2 rows are {e₂, 2e₂}, `‖X_I‖₂² = 1 + 4 = 5`
+    /// (the two e₁ rows give 2), which the alternating maximisation finds.
+    #[test]
+    fn the_subset_lower_bound_finds_the_best_rows_by_hand() {
+        let x = nalgebra::DMatrix::from_row_slice(4, 2, &[1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 2.0]);
+        let got = super::subset_norm_lower_bound(&x, 2, 5, 0);
+        assert!((got - 5.0).abs() < 1e-12, "{got}");
+        // m = 1: the single row 2e₂, 4.
+        assert!((super::subset_norm_lower_bound(&x, 1, 5, 1) - 4.0).abs() < 1e-12);
+    }
+
     #[test]
     fn the_shape_is_the_lemmas_by_hand() {
         // 100 · 0.1 · ln(10e) = 10 (1 + ln 10) (Python, math.log); sabotaged N ν = 10.

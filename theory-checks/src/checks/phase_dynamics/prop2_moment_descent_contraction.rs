@@ -406,7 +406,7 @@ mod tests {
             .map(|j| mix.theta_star.column(j).norm())
             .fold(0.0, f64::max);
         let mut rng = stream(3, Purpose::Init, 0);
-        let (mut near_min, mut near_max) = (f64::INFINITY, 0.0f64);
+        let (mut near_min, mut near_max, mut far_max) = (f64::INFINITY, 0.0f64, 0.0f64);
         for s in 0..400 {
             let theta = start(&mix, sep, &mut rng, s);
             if s % 2 == 0 {
@@ -419,8 +419,12 @@ mod tests {
                 near_max = near_max.max(nearest);
             } else {
                 assert!(theta.norm() <= 2.0 * big * (1.0 + 1e-12));
+                far_max = far_max.max(theta.norm());
             }
         }
+        // Uniform in the ball of radius 2·max‖θ*_j‖: radius 2·big·U^{1/d}; 200 draws in d = 8
+        // exceed 1.5·big unless every U^{1/8} < 3/4 (probability 0.1^200).
+        assert!(far_max > 1.5 * big, "{far_max} vs {big}");
         // Log-uniform radii over [0.05, 3]Δ: 200 draws reach both ends' neighbourhoods.
         assert!(
             near_min < 0.1 * sep && near_max > 1.0 * sep,

@@ -211,6 +211,17 @@ pub fn assert_distinct(seeds: impl IntoIterator<Item = u64>, what: &str) {
 mod tests {
     use super::*;
 
+    /// Distinct (tag, index) pairs below 2²⁴ give distinct seeds: tags do not collapse and
+    /// indices do not spill into the tag.
+    #[test]
+    fn child_seeds_are_distinct_across_tags_and_indices() {
+        assert_distinct(
+            (1..=40u64).flat_map(|tag| [0, 1, 2, 999, (1 << 24) - 1].map(|i| child(7, tag, i))),
+            "child seeds",
+        );
+        assert_eq!(child(7, 3, 5), child_seed(7, (3 << 24) | 5));
+    }
+
     #[test]
     fn simplex_centres_are_delta_apart() {
         let ts = simplex_centres(5, 3, 2.0);
