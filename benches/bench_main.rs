@@ -212,8 +212,39 @@ fn bench_narrow_products(c: &mut Criterion) {
     g.finish();
 }
 
+/// Phase 1's Gram products `ẼẼᵀ` over one 256-column block (the unit in which `subspace_matrices`
+/// accumulates them): the lower-triangle kernel (`fedmix_kernels::gram_lower`, unpacked, half
+/// the tiles) against nalgebra / matrixmultiply's full product of the same bits.
+fn bench_gram_products(c: &mut Criterion) {
+    let mut g = quick(c, "gram_products");
+    let mut rng = stream(3, Purpose::Sampling, 1);
+    for d in [100, 256] {
+        let k = fedmix_kernels::KC;
+        let e = DMatrix::from_fn(d, k, |_, _| rand::RngExt::random::<f64>(&mut rng) - 0.5);
+        let mut out = DMatrix::zeros(d, d);
+        let label = format!("{d}x{k}");
+        g.bench_function(BenchmarkId::new("gram_lower", &label), |bch| {
+            bch.iter(|| {
+                let op = fedmix_kernels::Operand {
+                    data: e.as_slice(),
+                    rows: d,
+                    cols: k,
+                    ld: d,
+                };
+                fedmix_kernels::gram_lower(op, out.as_mut_slice(), d, true)
+            })
+        });
+        g.bench_function(BenchmarkId::new("nalgebra_gemm", &label), |bch| {
+            let et = nalgebra::DMatrixView::from_slice_with_strides(e.as_slice(), k, d, d, 1);
+            bch.iter(|| out.gemm(1.0, &e, &et, 1.0))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    bench_gram_products,
     bench_narrow_products,
     bench_ifca,
     bench_replicates,

@@ -109,6 +109,49 @@ pub fn matmul(a: Operand<'_>, b: Operand<'_>, c: &mut [f64], ldc: usize) -> bool
     true
 }
 
+/// `C ← E·Eᵀ` (`accumulate = false`) or `C ← C + E·Eᵀ` (`accumulate = true`) for a column-major
+/// `E` (`d × n`), computed only on the tiles of `C` (column-major, `d × d`) that meet its lower
+/// triangle (every entry `(i, l)` with `i ≥ l`, and some just above the diagonal); the caller
+/// mirrors the lower triangle to complete `C`. Each computed entry is matrixmultiply's expression
+/// for `gemm(1.0, E, Eᵀ, β)` with `β = 0` or `1` (module docs: blocks of [`KC`] inner indices,
+/// each an FMA chain from zero, added in order to `C`), so it equals the full product's entry
+/// bit for bit; and since an FMA's product is exact, the full product is itself symmetric bit
+/// for bit — the mirrored triangle is that product, at about half its flops and without
+/// packing. Returns `false`, leaving `C` untouched, when the CPU lacks AVX2 or FMA.
+///
+/// # Panics
+/// When `C` (`d × d`, leading dimension `ldc`) or `E` is shorter than its shape.
+pub fn gram_lower(e: Operand<'_>, c: &mut [f64], ldc: usize, accumulate: bool) -> bool {
+    e.check("E");
+    let d = e.rows;
+    assert!(ldc >= d.max(1), "C: leading dimension below rows");
+    if d > 0 {
+        assert!(
+            c.len() >= (d - 1) * ldc + d,
+            "C: slice too short for its shape"
+        );
+    }
+    if !available() {
+        return false;
+    }
+    if e.cols == 0 {
+        // An empty sum: `E·Eᵀ = 0`, as the GEMM with β = 0 stores it.
+        if !accumulate {
+            for col in 0..d {
+                c[col * ldc..col * ldc + d].fill(0.0);
+            }
+        }
+        return true;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 and FMA (checked above), and every access of the kernel stays
+    // inside the shapes asserted above (see `avx2::gram_lower`).
+    unsafe {
+        avx2::gram_lower(e, c, ldc, accumulate);
+    }
+    true
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{Operand, KC};
@@ -145,39 +188,126 @@ mod avx2 {
         }
         let row_blocks = m.div_ceil(MR);
         let col_blocks = n.div_ceil(NR);
-        let tile = |rb: usize, cb: usize, c: &mut [f64]| {
+        let run_tile = |rb: usize, cb: usize, c: &mut [f64]| {
             let (r0, c0) = (rb * MR, cb * NR);
-            let rows = (m - r0).min(MR);
-            let cols = (n - c0).min(NR);
             // SAFETY: rows r0..r0+rows < m and columns c0..c0+cols < n are inside every
             // operand; the masked lanes beyond `rows` are neither read nor written.
-            // A row block of at most 4 rows uses one register per column: the upper one would
-            // only multiply masked zeros (half the FMAs of a k = 2 prediction product).
             unsafe {
-                match (cols, rows > 4) {
-                    (4, true) => tile_kernel::<4, true>(a, b, c, ldc, (r0, rows), c0, k),
-                    (3, true) => tile_kernel::<3, true>(a, b, c, ldc, (r0, rows), c0, k),
-                    (2, true) => tile_kernel::<2, true>(a, b, c, ldc, (r0, rows), c0, k),
-                    (_, true) => tile_kernel::<1, true>(a, b, c, ldc, (r0, rows), c0, k),
-                    (4, false) => tile_kernel::<4, false>(a, b, c, ldc, (r0, rows), c0, k),
-                    (3, false) => tile_kernel::<3, false>(a, b, c, ldc, (r0, rows), c0, k),
-                    (2, false) => tile_kernel::<2, false>(a, b, c, ldc, (r0, rows), c0, k),
-                    (_, false) => tile_kernel::<1, false>(a, b, c, ldc, (r0, rows), c0, k),
-                }
+                let panel = Panel {
+                    ptr: b.data.as_ptr().add(c0 * b.ld),
+                    rs: 1,
+                    cs: b.ld,
+                };
+                tile(
+                    a,
+                    panel,
+                    c,
+                    ldc,
+                    (r0, (m - r0).min(MR)),
+                    (c0, (n - c0).min(NR)),
+                    k,
+                    false,
+                );
             }
         };
         if m * k >= k * n {
             for rb in 0..row_blocks {
                 for cb in 0..col_blocks {
-                    tile(rb, cb, c);
+                    run_tile(rb, cb, c);
                 }
             }
         } else {
             for cb in 0..col_blocks {
                 for rb in 0..row_blocks {
-                    tile(rb, cb, c);
+                    run_tile(rb, cb, c);
                 }
             }
+        }
+    }
+
+    /// Columns of a Gram product's tiles: 8 × 6 tiles keep 12 accumulators in flight (two FMA
+    /// pipes × four cycles of latency need at least 8), and `Eᵀ`'s 6 entries of a tile are
+    /// contiguous in `E`'s column.
+    const NR_GRAM: usize = 6;
+
+    /// The `B` side of a tile: entry `(p, q)` (inner index `p`, the tile's `q`-th column) at
+    /// `ptr + p·rs + q·cs` — `B` itself (`rs = 1`, `cs = ld`) or, for a Gram product, `Eᵀ` read
+    /// in place from `E` (`rs = ld`, `cs = 1`).
+    #[derive(Clone, Copy)]
+    struct Panel {
+        ptr: *const f64,
+        rs: usize,
+        cs: usize,
+    }
+
+    /// [`super::gram_lower`]: the tiles `(rb, cb)` whose column block starts at or before the
+    /// row block's last row, row block after row block (the row block of `E` stays in L1 while
+    /// the column blocks pass), each [`tile`]'s with `A = E` and `B = Eᵀ` read in place.
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; shapes as asserted by [`super::gram_lower`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn gram_lower(e: Operand<'_>, c: &mut [f64], ldc: usize, accumulate: bool) {
+        let (d, k) = (e.rows, e.cols);
+        for r0 in (0..d).step_by(MR) {
+            let rows = (d - r0).min(MR);
+            for c0 in (0..r0 + rows).step_by(NR_GRAM) {
+                let panel = Panel {
+                    ptr: e.data.as_ptr().add(c0),
+                    rs: e.ld,
+                    cs: 1,
+                };
+                let cols = (d - c0).min(NR_GRAM);
+                tile(e, panel, c, ldc, (r0, rows), (c0, cols), k, accumulate);
+            }
+        }
+    }
+
+    /// One tile of `C` (rows `r0..r0 + rows`, columns `c0..c0 + cols`, `cols ≤ 6`), by the
+    /// kernel specialised to its shape.
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; the tile lies inside `C`, its rows inside `A`, its columns inside
+    /// the `B` that `b` reads.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn tile(
+        a: Operand<'_>,
+        b: Panel,
+        c: &mut [f64],
+        ldc: usize,
+        (r0, rows): (usize, usize),
+        (c0, cols): (usize, usize),
+        k: usize,
+        add_first: bool,
+    ) {
+        // A row block of at most 4 rows uses one register per column: the upper one would only
+        // multiply masked zeros (half the FMAs of a k = 2 prediction product). `B` read as `Eᵀ`
+        // (`cs = 1`) gets its own instance, whose `B` entries are consecutive.
+        let at = (r0, rows);
+        macro_rules! by_shape {
+            ($t:expr) => {
+                match (cols, rows > 4) {
+                    (6, true) => tile_kernel::<6, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (5, true) => tile_kernel::<5, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (4, true) => tile_kernel::<4, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (3, true) => tile_kernel::<3, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (2, true) => tile_kernel::<2, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (_, true) => tile_kernel::<1, true, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (6, false) => tile_kernel::<6, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (5, false) => tile_kernel::<5, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (4, false) => tile_kernel::<4, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (3, false) => tile_kernel::<3, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (2, false) => tile_kernel::<2, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                    (_, false) => tile_kernel::<1, false, $t>(a, b, c, ldc, at, c0, k, add_first),
+                }
+            };
+        }
+        if b.cs == 1 {
+            by_shape!(true)
+        } else {
+            by_shape!(false)
         }
     }
 
@@ -185,25 +315,30 @@ mod avx2 {
     /// `c0..c0 + C` of `C`, each entry the blocked FMA chain of the module docs (the lanes are
     /// independent entries, so using the upper register or not changes no bit).
     ///
+    /// `add_first`: the first block is added to `C` (`β = 1`) instead of stored (`β = 0`). `T`:
+    /// `B`'s entries of one inner index are consecutive (`b.cs = 1`).
+    ///
     /// # Safety
     /// AVX2 and FMA available; the tile lies inside `C`, its rows inside `A`, its columns inside
-    /// `B`.
+    /// the `B` that `b` reads.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn tile_kernel<const C: usize, const HI: bool>(
+    unsafe fn tile_kernel<const C: usize, const HI: bool, const T: bool>(
         a: Operand<'_>,
-        b: Operand<'_>,
+        b: Panel,
         c: &mut [f64],
         ldc: usize,
         (r0, rows): (usize, usize),
         c0: usize,
         k: usize,
+        add_first: bool,
     ) {
         let (lo, hi) = masks(rows);
+        let full = HI && rows == MR;
         // `wrapping_add` for addresses: the upper register of a row block may start past the end
         // of an operand when all its lanes are masked (nothing is accessed there).
         let ap = a.data.as_ptr().wrapping_add(r0);
-        let bp = b.data.as_ptr().add(c0 * b.ld);
         let cp = c.as_mut_ptr().wrapping_add(c0 * ldc + r0);
         let mut kb = 0;
         while kb < k {
@@ -212,14 +347,21 @@ mod avx2 {
             let mut acc_hi = [_mm256_setzero_pd(); C];
             for p in kb..ke {
                 let col = ap.wrapping_add(p * a.ld);
-                let a_lo = _mm256_maskload_pd(col, lo);
-                let a_hi = if HI {
-                    _mm256_maskload_pd(col.wrapping_add(4), hi)
+                // A full row block is read with plain loads (the same values; masked loads are
+                // slower), a partial one masked.
+                let (a_lo, a_hi) = if full {
+                    (_mm256_loadu_pd(col), _mm256_loadu_pd(col.add(4)))
+                } else if HI {
+                    (
+                        _mm256_maskload_pd(col, lo),
+                        _mm256_maskload_pd(col.wrapping_add(4), hi),
+                    )
                 } else {
-                    _mm256_setzero_pd()
+                    (_mm256_maskload_pd(col, lo), _mm256_setzero_pd())
                 };
+                let brow = b.ptr.add(p * b.rs);
                 for q in 0..C {
-                    let bq = _mm256_broadcast_sd(&*bp.add(q * b.ld + p));
+                    let bq = _mm256_broadcast_sd(&*brow.add(if T { q } else { q * b.cs }));
                     acc_lo[q] = _mm256_fmadd_pd(a_lo, bq, acc_lo[q]);
                     if HI {
                         acc_hi[q] = _mm256_fmadd_pd(a_hi, bq, acc_hi[q]);
@@ -228,14 +370,14 @@ mod avx2 {
             }
             for q in 0..C {
                 let out = cp.wrapping_add(q * ldc);
-                let v_lo = if kb == 0 {
+                let v_lo = if kb == 0 && !add_first {
                     acc_lo[q]
                 } else {
                     _mm256_add_pd(_mm256_maskload_pd(out, lo), acc_lo[q])
                 };
                 _mm256_maskstore_pd(out, lo, v_lo);
                 if HI {
-                    let v_hi = if kb == 0 {
+                    let v_hi = if kb == 0 && !add_first {
                         acc_hi[q]
                     } else {
                         _mm256_add_pd(_mm256_maskload_pd(out.wrapping_add(4), hi), acc_hi[q])
@@ -341,6 +483,120 @@ mod tests {
             }
         }
         assert_eq!(cases, 11 * 8 * 9);
+    }
+
+    /// matrixmultiply's `C = β·C + E·Eᵀ` (`β ∈ {0, 1}`), column-major, `C` starting from `c0`.
+    fn reference_gram(
+        d: usize,
+        k: usize,
+        e: &[f64],
+        lde: usize,
+        c0: &[f64],
+        beta: f64,
+    ) -> Vec<f64> {
+        let mut c = c0.to_vec();
+        // SAFETY: `E` is d × k with leading dimension lde, `Eᵀ` the same storage with the strides
+        // swapped, `C` d × d column-major.
+        unsafe {
+            matrixmultiply::dgemm(
+                d,
+                k,
+                d,
+                1.0,
+                e.as_ptr(),
+                1,
+                lde as isize,
+                e.as_ptr(),
+                lde as isize,
+                1,
+                beta,
+                c.as_mut_ptr(),
+                1,
+                d as isize,
+            );
+        }
+        c
+    }
+
+    /// The lower triangle of [`gram_lower`] equals matrixmultiply's `E·Eᵀ` bit for bit, stored
+    /// (`β = 0`) or added to a `C` (`β = 1`), over shapes that cover every tail (rows mod 8,
+    /// columns mod 6, inner dimension across block boundaries); and matrixmultiply's
+    /// product is symmetric bit for bit, so the mirrored triangle is the product.
+    #[test]
+    fn gram_lower_equals_matrixmultiply_and_the_product_is_symmetric() {
+        if !available() {
+            eprintln!("no AVX2 + FMA: the kernel declines, nothing to compare");
+            return;
+        }
+        let mut cases = 0;
+        for &d in &[1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 100] {
+            for &k in &[1, 2, 6, 255, 256, 257, 700] {
+                for accumulate in [false, true] {
+                    let lde = d + 2;
+                    let e = fill(lde * k, (d * 1000 + k) as u64);
+                    let start = if accumulate {
+                        fill(d * d, 7 + d as u64)
+                    } else {
+                        vec![0.0; d * d]
+                    };
+                    let beta = if accumulate { 1.0 } else { 0.0 };
+                    let want = reference_gram(d, k, &e, lde, &start, beta);
+                    let mut got = if accumulate {
+                        start.clone()
+                    } else {
+                        vec![f64::NAN; d * d]
+                    };
+                    let op = Operand {
+                        data: &e,
+                        rows: d,
+                        cols: k,
+                        ld: lde,
+                    };
+                    assert!(gram_lower(op, &mut got, d, accumulate));
+                    for l in 0..d {
+                        for i in 0..d {
+                            let w = want[l * d + i];
+                            if !accumulate {
+                                assert_eq!(
+                                    w.to_bits(),
+                                    want[i * d + l].to_bits(),
+                                    "d={d} k={k}: not symmetric"
+                                );
+                            }
+                            if i >= l {
+                                let g = got[l * d + i];
+                                assert_eq!(
+                                    g.to_bits(),
+                                    w.to_bits(),
+                                    "d={d} k={k} acc={accumulate} ({i}, {l}): {g} vs {w}"
+                                );
+                            }
+                        }
+                    }
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 11 * 7 * 2);
+    }
+
+    #[test]
+    fn an_empty_gram_is_zero_or_leaves_c_alone() {
+        if !available() {
+            return;
+        }
+        let e: [f64; 0] = [];
+        let op = Operand {
+            data: &e,
+            rows: 3,
+            cols: 0,
+            ld: 3,
+        };
+        let mut c = vec![5.0; 9];
+        assert!(gram_lower(op, &mut c, 3, true));
+        assert!(c.iter().all(|&v| v == 5.0));
+        assert!(gram_lower(op, &mut c, 3, false));
+        assert!(c.iter().all(|&v| v == 0.0));
     }
 
     #[test]

@@ -61,7 +61,7 @@ use crate::engine::recorder::{
 };
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::linalg::power_iteration;
+use crate::linalg::{power_iteration, top_k_left_singular};
 use crate::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -133,6 +133,7 @@ pub fn run_fedmd_with(
     for t in 0..p.iterations {
         let mut stats = AnchorStats::default();
         let mut comm = Comm::default();
+        let ys = dense_subspace_matrices(fed, p, &plan, &models);
         // Anchors move independently (each reads only its own model): one task per anchor,
         // results taken in anchor order, so nothing depends on the thread count.
         let steps: Vec<Result<(Step, Comm)>> = plan
@@ -142,8 +143,9 @@ pub fn run_fedmd_with(
             .map(|(a, &client)| {
                 let theta = models.column(a).clone_owned();
                 let mut c = Comm::default();
+                let y = ys.as_ref().map(|ys| &ys[a]);
                 let step = anchor_step(
-                    fed, p, &plan, t, a, client, &theta, separation, seed, given, &mut c,
+                    fed, p, &plan, t, a, client, &theta, y, separation, seed, given, &mut c,
                 )?;
                 Ok((step, c))
             })
@@ -191,6 +193,37 @@ pub fn run_fedmd_with(
     })
 }
 
+/// The practical variant's formed subspace matrices `Y` (all-pairs pairing, direct SVD, `d ≤`
+/// [`DENSE_SUBSPACE_MAX_D`]) of every anchor at its current model, or `None` where Phase 1
+/// step 9 goes another way ([`subspace_basis`]'s implicit path, orthogonal iteration, the
+/// faithful variant). The anchors are split into one group per thread and each group's matrices
+/// are computed in one pass over the data ([`subspace_matrices`]), so the data are read once per
+/// thread and iteration rather than once per anchor; each matrix is the same bits as the
+/// anchor's own [`subspace_matrix`], whatever the grouping.
+fn dense_subspace_matrices(
+    fed: &Federation,
+    p: &FedMdParams,
+    plan: &Plan,
+    models: &DMatrix<f64>,
+) -> Option<Vec<DMatrix<f64>>> {
+    let dense = p.variant == Phase1Variant::Practical
+        && p.subspace == SubspaceMethod::Svd
+        && p.pairing == Pairing::AllPairs
+        && fed.d() <= DENSE_SUBSPACE_MAX_D;
+    if !dense {
+        return None;
+    }
+    let thetas: Vec<DVector<f64>> = models.column_iter().map(|c| c.clone_owned()).collect();
+    let group = thetas.len().div_ceil(rayon::current_num_threads()).max(1);
+    let set = &plan.subspace_sets[0];
+    Some(
+        thetas
+            .par_chunks(group)
+            .flat_map_iter(|g| subspace_matrices(fed, set, g))
+            .collect(),
+    )
+}
+
 struct Step {
     direction: DVector<f64>,
     eta: f64,
@@ -207,6 +240,7 @@ fn anchor_step(
     a: usize,
     client: usize,
     theta: &DVector<f64>,
+    y: Option<&DMatrix<f64>>,
     separation: f64,
     seed: u64,
     given: &Randomness,
@@ -228,7 +262,11 @@ fn anchor_step(
             messages: set.len() as u64,
             ..Comm::default()
         });
-        subspace_basis(fed, set, theta, pairing, p.k)?
+        match y {
+            // Formed for all anchors in one pass: the same matrix as `subspace_basis` forms.
+            Some(y) => top_k_left_singular(y, p.k)?,
+            None => subspace_basis(fed, set, theta, pairing, p.k)?,
+        }
     } else {
         let moments = client_moments(fed, set, theta, p.variant, pairing);
         let q0 = q0_at(d, p, t, a, h, seed, given)?;

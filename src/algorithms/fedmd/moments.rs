@@ -100,7 +100,9 @@ pub fn subspace_matrix(
             d,
         );
     }
-    subspace_matrix_blocked(fed, set, theta, EE_BLOCK)
+    subspace_matrices(fed, set, std::slice::from_ref(theta))
+        .pop()
+        .expect("one matrix per θ")
 }
 
 /// [`subspace_matrix`]'s all-pairs `S̃S̃ᵀ − ẼẼᵀ` with both Gram matrices accumulated over blocks
@@ -135,6 +137,163 @@ fn subspace_matrix_blocked(
         ss.push_with(|mut col| col.gemv(1.0, &x, &r, 0.0));
     }
     ss.finish() - ee.finish()
+}
+
+/// [`subspace_matrix`]'s all-pairs `Y = S̃S̃ᵀ − ẼẼᵀ` at each of `thetas` (one moment matrix per
+/// anchor of Phase 1 step 9), in **one pass over the clients' data**: each client's block is read
+/// from memory once and serves every `θ` while it is in cache, instead of once per anchor. Every
+/// matrix is bit-identical to [`subspace_matrix`] at its `θ` (the same residuals, the same
+/// columns of `Ẽ` and `S̃`, and the Gram products by [`fedmix_kernels::gram_lower`]: the lower
+/// triangle of matrixmultiply's product entry for entry, in blocks of its 256 inner indices —
+/// which is also how the 4096-column blocks of the per-θ computation sum — mirrored, at half the flops and
+/// without packing). Where the kernel does not run (no AVX2 + FMA, or a side of at most 5, which
+/// nalgebra multiplies by another path) each matrix is [`subspace_matrix`]'s own computation.
+pub fn subspace_matrices(
+    fed: &Federation,
+    set: &[usize],
+    thetas: &[DVector<f64>],
+) -> Vec<DMatrix<f64>> {
+    let d = fed.d();
+    let total: usize = set.iter().map(|&i| fed.n(i)).sum();
+    // nalgebra hands the Gram products to matrixmultiply only when every side exceeds 5.
+    let kernel =
+        fedmix_kernels::available() && d > EE_SMALL && total > EE_SMALL && set.len() > EE_SMALL;
+    if !kernel {
+        return thetas
+            .iter()
+            .map(|theta| subspace_matrix_blocked(fed, set, theta, EE_BLOCK))
+            .collect();
+    }
+    let h = thetas.len();
+    let mut ee: Vec<LowerGram> = (0..h).map(|_| LowerGram::new(d)).collect();
+    let mut ss: Vec<ColumnGram> = (0..h).map(|_| ColumnGram::new(d)).collect();
+    // The current block of `Ẽ`'s columns: the features (shared) and each θ's scaled residuals.
+    let mut x_block = DMatrix::zeros(d, fedmix_kernels::KC);
+    let mut r_block = DMatrix::zeros(fedmix_kernels::KC, h);
+    let mut scratch = DMatrix::zeros(d, fedmix_kernels::KC);
+    let mut filled = 0;
+    let mut r = DMatrix::zeros(set.iter().map(|&i| fed.n(i)).max().unwrap_or(0), h);
+    for &i in set {
+        let (x, y, n) = (fed.x(i), fed.y(i), fed.n(i));
+        let nf = n as f64;
+        let scale = (nf / total as f64 / (nf * (nf - 1.0))).sqrt();
+        for (a, theta) in thetas.iter().enumerate() {
+            // r = (y − xᵀθ) · scale, as in `subspace_matrix_blocked`.
+            let mut r = r.view_range_mut(0..n, a);
+            r.copy_from(&y);
+            r.gemv_tr(-1.0, &x, theta, 1.0);
+            r *= scale;
+            ss[a].push_with(|mut col| col.gemv(1.0, &x, &r, 0.0));
+        }
+        for j in 0..n {
+            x_block.column_mut(filled).copy_from(&x.column(j));
+            for a in 0..h {
+                r_block[(filled, a)] = r[(j, a)];
+            }
+            filled += 1;
+            if filled == fedmix_kernels::KC {
+                flush_residual_block(&x_block, &r_block, filled, &mut scratch, &mut ee);
+                filled = 0;
+            }
+        }
+    }
+    if filled > 0 {
+        flush_residual_block(&x_block, &r_block, filled, &mut scratch, &mut ee);
+    }
+    ss.into_iter()
+        .zip(ee)
+        .map(|(ss, ee)| ss.finish() - ee.finish())
+        .collect()
+}
+
+/// Adds the block's `ẼẼᵀ` to each θ's accumulator: column `j` of `Ẽ` is feature column `j`
+/// times θ's scaled residual `j` (the same operations as `subspace_matrix_blocked`).
+fn flush_residual_block(
+    x_block: &DMatrix<f64>,
+    r_block: &DMatrix<f64>,
+    filled: usize,
+    scratch: &mut DMatrix<f64>,
+    ee: &mut [LowerGram],
+) {
+    for (a, gram) in ee.iter_mut().enumerate() {
+        for j in 0..filled {
+            let mut col = scratch.column_mut(j);
+            col.copy_from(&x_block.column(j));
+            col *= r_block[(j, a)];
+        }
+        gram.add(scratch, filled);
+    }
+}
+
+/// `Σ VVᵀ` over blocks `V` of at most [`fedmix_kernels::KC`] columns, each added by
+/// [`fedmix_kernels::gram_lower`] (the first stored): with blocks at multiples of 256 columns
+/// this is matrixmultiply's `V Vᵀ` of the whole `V` bit for bit, lower triangle, mirrored at
+/// the end.
+struct LowerGram {
+    acc: DMatrix<f64>,
+    first: bool,
+}
+
+impl LowerGram {
+    fn new(d: usize) -> Self {
+        Self {
+            acc: DMatrix::zeros(d, d),
+            first: true,
+        }
+    }
+
+    /// Adds `VVᵀ` for the first `cols` columns of `block` (`d × ≥ cols`, column-major).
+    fn add(&mut self, block: &DMatrix<f64>, cols: usize) {
+        let d = block.nrows();
+        let v = fedmix_kernels::Operand {
+            data: &block.as_slice()[..d * cols],
+            rows: d,
+            cols,
+            ld: d,
+        };
+        let ran = fedmix_kernels::gram_lower(v, self.acc.as_mut_slice(), d, !self.first);
+        assert!(ran, "the Gram kernel is checked available before use");
+        self.first = false;
+    }
+
+    fn finish(mut self) -> DMatrix<f64> {
+        self.acc.fill_upper_triangle_with_lower_triangle();
+        self.acc
+    }
+}
+
+/// A [`LowerGram`] over columns that arrive one at a time, held in a block of
+/// [`fedmix_kernels::KC`] columns.
+struct ColumnGram {
+    block: DMatrix<f64>,
+    filled: usize,
+    gram: LowerGram,
+}
+
+impl ColumnGram {
+    fn new(d: usize) -> Self {
+        Self {
+            block: DMatrix::zeros(d, fedmix_kernels::KC),
+            filled: 0,
+            gram: LowerGram::new(d),
+        }
+    }
+
+    fn push_with(&mut self, fill: impl FnOnce(nalgebra::DVectorViewMut<'_, f64>)) {
+        fill(self.block.column_mut(self.filled));
+        self.filled += 1;
+        if self.filled == fedmix_kernels::KC {
+            self.gram.add(&self.block, self.filled);
+            self.filled = 0;
+        }
+    }
+
+    fn finish(mut self) -> DMatrix<f64> {
+        if self.filled > 0 {
+            self.gram.add(&self.block, self.filled);
+        }
+        self.gram.finish()
+    }
 }
 
 /// `VVᵀ` for a `d × total` matrix `V` whose columns arrive one at a time, accumulated over
@@ -405,6 +564,36 @@ mod tests {
             let blocked = subspace_matrix_blocked(&fed, &set, &theta, 256);
             let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&blocked), bits(&whole), "M = {clients}");
+        }
+    }
+    /// One pass for several θ gives, for each, the matrix of the per-θ computation
+    /// (`subspace_matrix_blocked`, nalgebra's GEMM) bit for bit: unequal clients whose samples
+    /// straddle the 256-column blocks, totals below, at and beyond a block with remainders, and
+    /// the fallbacks (d ≤ 5, at most 5 clients).
+    #[test]
+    fn one_pass_for_several_thetas_is_bit_identical_to_one_theta_at_a_time() {
+        for (d, sizes) in [
+            (7, vec![3, 2, 4, 2, 3, 5, 2]),
+            (7, (0..300).map(|c| 2 + c % 5).collect::<Vec<_>>()),
+            (100, (0..40).map(|c| 2 + (c * 7) % 19).collect()),
+            (100, vec![256, 2, 254, 3]),
+            (4, (0..60).map(|c| 2 + c % 3).collect()),
+            (9, vec![400, 600, 2]),
+        ] {
+            let (fed, theta) = gaussian_federation(d, &sizes, 13, (d * 1000 + sizes.len()) as u64);
+            let set: Vec<usize> = (0..sizes.len()).collect();
+            let thetas = vec![
+                theta.clone(),
+                theta.map(|v| 0.5 * v - 1.0),
+                theta.map(f64::sin),
+            ];
+            let batch = subspace_matrices(&fed, &set, &thetas);
+            assert_eq!(batch.len(), 3);
+            let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            for (y, theta) in batch.iter().zip(&thetas) {
+                let one = subspace_matrix_blocked(&fed, &set, theta, EE_BLOCK);
+                assert_eq!(bits(y), bits(&one), "d = {d}, M = {}", sizes.len());
+            }
         }
     }
 }
