@@ -133,6 +133,11 @@ fn nu(sizes: &[usize], sigma: f64) -> f64 {
     first + NU_C_VC * (d * k * k.ln() * (chi2(sizes) + 1.0) / m).sqrt()
 }
 
+/// The smaller cluster's share of `m` clients when cluster 0 has `m0` of them.
+fn p_min(m: usize, m0: usize) -> f64 {
+    (m0.min(m - m0)) as f64 / m as f64
+}
+
 /// Theorem 3's final-error shape `σ κ/ρ · ν log(e/ν)` (SXY22 Theorem 3, eq. 18).
 fn shape(sigma: f64, kappa: f64, rho: f64, nu: f64) -> f64 {
     sigma * kappa / rho * nu * (std::f64::consts::E / nu).ln()
@@ -157,7 +162,7 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     params.phase2.local_steps = LOCAL_STEPS;
     params.phase1.iterations = PHASE1_ITERATIONS;
     let n = fed.total_samples() as f64;
-    let p_min = (m0.min(st.m - m0)) as f64 / st.m as f64;
+    let p_min = p_min(st.m, m0);
     params.phase1.anchors = Some(((n.ln() / p_min).ceil() as usize).min(st.m));
     let p2 = params.phase2.resolve(&fed);
     let (g, _) = gamma(&fed, p2.eta);
@@ -346,6 +351,13 @@ mod tests {
         );
         let full = CheckConfig::full(1);
         assert_t_reference(slope_tolerance(&full), 2.652_521_997_215_756_7e-5);
+    }
+
+    #[test]
+    fn p_min_is_the_smaller_clusters_share() {
+        // m = 15 at ρ = 0.5: m0 = round(7.5) = 8, so the smaller cluster has 7.
+        assert_eq!(p_min(15, 8).to_bits(), (7.0f64 / 15.0).to_bits());
+        assert_eq!(p_min(100, 30).to_bits(), 0.3f64.to_bits());
     }
 
     #[test]
