@@ -408,6 +408,43 @@ mod tests {
             .collect()
     }
 
+    /// matrixmultiply's `C ← β·C + A·B` (`C` column-major `m × n`, starting from `c0`), with
+    /// `A` and `B` given by their (row, column) strides.
+    #[allow(clippy::too_many_arguments)]
+    fn dgemm_reference(
+        (m, k, n): (usize, usize, usize),
+        a: &[f64],
+        a_strides: (usize, usize),
+        b: &[f64],
+        b_strides: (usize, usize),
+        c0: Vec<f64>,
+        beta: f64,
+    ) -> Vec<f64> {
+        let mut c = c0;
+        assert_eq!(c.len(), m * n);
+        // SAFETY: the pointers and strides describe the slices the callers pass.
+        unsafe {
+            matrixmultiply::dgemm(
+                m,
+                k,
+                n,
+                1.0,
+                a.as_ptr(),
+                a_strides.0 as isize,
+                a_strides.1 as isize,
+                b.as_ptr(),
+                b_strides.0 as isize,
+                b_strides.1 as isize,
+                beta,
+                c.as_mut_ptr(),
+                1,
+                m as isize,
+            );
+        }
+        c
+    }
+
+    /// `A·B` by matrixmultiply, both column-major.
     fn reference(
         m: usize,
         k: usize,
@@ -417,27 +454,15 @@ mod tests {
         b: &[f64],
         ldb: usize,
     ) -> Vec<f64> {
-        let mut c = vec![f64::NAN; m * n];
-        // SAFETY: the pointers and strides describe the slices above (column-major).
-        unsafe {
-            matrixmultiply::dgemm(
-                m,
-                k,
-                n,
-                1.0,
-                a.as_ptr(),
-                1,
-                lda as isize,
-                b.as_ptr(),
-                1,
-                ldb as isize,
-                0.0,
-                c.as_mut_ptr(),
-                1,
-                m as isize,
-            );
-        }
-        c
+        dgemm_reference(
+            (m, k, n),
+            a,
+            (1, lda),
+            b,
+            (1, ldb),
+            vec![f64::NAN; m * n],
+            0.0,
+        )
     }
 
     #[test]
@@ -485,7 +510,8 @@ mod tests {
         assert_eq!(cases, 11 * 8 * 9);
     }
 
-    /// matrixmultiply's `C = β·C + E·Eᵀ` (`β ∈ {0, 1}`), column-major, `C` starting from `c0`.
+    /// matrixmultiply's `C = β·C + E·Eᵀ` (`β ∈ {0, 1}`), column-major, `C` starting from `c0`:
+    /// `Eᵀ` is the same storage with the strides swapped.
     fn reference_gram(
         d: usize,
         k: usize,
@@ -494,28 +520,7 @@ mod tests {
         c0: &[f64],
         beta: f64,
     ) -> Vec<f64> {
-        let mut c = c0.to_vec();
-        // SAFETY: `E` is d × k with leading dimension lde, `Eᵀ` the same storage with the strides
-        // swapped, `C` d × d column-major.
-        unsafe {
-            matrixmultiply::dgemm(
-                d,
-                k,
-                d,
-                1.0,
-                e.as_ptr(),
-                1,
-                lde as isize,
-                e.as_ptr(),
-                lde as isize,
-                1,
-                beta,
-                c.as_mut_ptr(),
-                1,
-                d as isize,
-            );
-        }
-        c
+        dgemm_reference((d, k, d), e, (1, lde), e, (lde, 1), c0.to_vec(), beta)
     }
 
     /// The lower triangle of [`gram_lower`] equals matrixmultiply's `E·Eᵀ` bit for bit, stored
