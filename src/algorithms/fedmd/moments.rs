@@ -145,8 +145,8 @@ fn subspace_matrix_blocked(
 /// matrix is bit-identical to [`subspace_matrix`] at its `θ` (the same residuals, the same
 /// columns of `Ẽ` and `S̃`, and the Gram products by [`fedmix_kernels::gram_lower`]: the lower
 /// triangle of matrixmultiply's product entry for entry, in blocks of its 256 inner indices —
-/// which is also how the 4096-column blocks of the per-θ computation sum — mirrored, at half the flops and
-/// without packing). Where the kernel does not run (no AVX2 + FMA, or a side of at most 5, which
+/// which is also how the 4096-column blocks of the per-θ computation sum — mirrored, at half
+/// the flops and without packing). Where the kernel does not run (no AVX2 + FMA, or a side of at most 5, which
 /// nalgebra multiplies by another path) each matrix is [`subspace_matrix`]'s own computation.
 pub fn subspace_matrices(
     fed: &Federation,
@@ -166,7 +166,7 @@ pub fn subspace_matrices(
     }
     let h = thetas.len();
     let mut ee: Vec<LowerGram> = (0..h).map(|_| LowerGram::new(d)).collect();
-    let mut ss: Vec<ColumnGram> = (0..h).map(|_| ColumnGram::new(d)).collect();
+    let mut ss: Vec<BlockedGram> = (0..h).map(|_| BlockedGram::lower(d, set.len())).collect();
     // The current block of `Ẽ`'s columns: the features (shared) and each θ's scaled residuals.
     let mut x_block = DMatrix::zeros(d, fedmix_kernels::KC);
     let mut r_block = DMatrix::zeros(fedmix_kernels::KC, h);
@@ -225,10 +225,10 @@ fn flush_residual_block(
     }
 }
 
-/// `Σ VVᵀ` over blocks `V` of at most [`fedmix_kernels::KC`] columns, each added by
-/// [`fedmix_kernels::gram_lower`] (the first stored): with blocks at multiples of 256 columns
-/// this is matrixmultiply's `V Vᵀ` of the whole `V` bit for bit, lower triangle, mirrored at
-/// the end.
+/// `Σ VVᵀ` over blocks `V`, each added by [`fedmix_kernels::gram_lower`] (the first stored,
+/// a block longer than 256 columns summed in 256-column pieces by the kernel): with blocks
+/// starting at multiples of 256 columns this is matrixmultiply's `V Vᵀ` of the whole `V` bit
+/// for bit, lower triangle, mirrored at the end.
 struct LowerGram {
     acc: DMatrix<f64>,
     first: bool,
@@ -262,40 +262,6 @@ impl LowerGram {
     }
 }
 
-/// A [`LowerGram`] over columns that arrive one at a time, held in a block of
-/// [`fedmix_kernels::KC`] columns.
-struct ColumnGram {
-    block: DMatrix<f64>,
-    filled: usize,
-    gram: LowerGram,
-}
-
-impl ColumnGram {
-    fn new(d: usize) -> Self {
-        Self {
-            block: DMatrix::zeros(d, fedmix_kernels::KC),
-            filled: 0,
-            gram: LowerGram::new(d),
-        }
-    }
-
-    fn push_with(&mut self, fill: impl FnOnce(nalgebra::DVectorViewMut<'_, f64>)) {
-        fill(self.block.column_mut(self.filled));
-        self.filled += 1;
-        if self.filled == fedmix_kernels::KC {
-            self.gram.add(&self.block, self.filled);
-            self.filled = 0;
-        }
-    }
-
-    fn finish(mut self) -> DMatrix<f64> {
-        if self.filled > 0 {
-            self.gram.add(&self.block, self.filled);
-        }
-        self.gram.finish()
-    }
-}
-
 /// `VVᵀ` for a `d × total` matrix `V` whose columns arrive one at a time, accumulated over
 /// blocks of `block` columns held in one scratch buffer (never `V` itself), bit-identical to the
 /// single product `V * Vᵀ`: the GEMM sums its inner dimension in blocks of 256 and adds block
@@ -307,19 +273,45 @@ struct BlockedGram {
     scratch: DMatrix<f64>,
     filled: usize,
     remaining: usize,
-    first: bool,
-    acc: DMatrix<f64>,
+    acc: GramAcc,
+}
+
+/// How a [`BlockedGram`] adds a block.
+enum GramAcc {
+    /// nalgebra's GEMM (matrixmultiply, or its small-matrix path), the full `d × d` product.
+    Gemm { acc: DMatrix<f64>, first: bool },
+    /// [`fedmix_kernels::gram_lower`]: the lower triangle, mirrored at the end (the same bits
+    /// where nalgebra would call matrixmultiply: every side above 5).
+    Lower(LowerGram),
 }
 
 impl BlockedGram {
     fn new(d: usize, total: usize, block: usize) -> Self {
+        let acc = GramAcc::Gemm {
+            acc: DMatrix::zeros(d, d),
+            first: true,
+        };
+        Self::with(d, total, block, acc)
+    }
+
+    /// Blocks of [`fedmix_kernels::KC`] columns added by the lower-triangle kernel (available,
+    /// `d` and `total` above 5).
+    fn lower(d: usize, total: usize) -> Self {
+        Self::with(
+            d,
+            total,
+            fedmix_kernels::KC,
+            GramAcc::Lower(LowerGram::new(d)),
+        )
+    }
+
+    fn with(d: usize, total: usize, block: usize, acc: GramAcc) -> Self {
         Self {
             block,
             scratch: DMatrix::zeros(d, block.min(total) + EE_SMALL),
             filled: 0,
             remaining: total,
-            first: true,
-            acc: DMatrix::zeros(d, d),
+            acc,
         }
     }
 
@@ -334,29 +326,39 @@ impl BlockedGram {
     }
 
     fn flush(&mut self) {
-        let d = self.scratch.nrows();
-        let data = &self.scratch.as_slice()[..d * self.filled];
-        let b = nalgebra::DMatrixView::from_slice(data, d, self.filled);
-        let beta = if self.first { 0.0 } else { 1.0 };
-        if d > 5 && self.filled > 5 {
-            // matrixmultiply's path (nalgebra hands it products whose sides all exceed 5): `bᵀ`
-            // as a strided view of the same storage, no transposed copy; matrixmultiply reads
-            // either layout with the same per-entry accumulation, so the bits are those of the
-            // product with a copied transpose. (nalgebra's own small-matrix path mishandles
-            // row-strided views, so it gets the copy.)
-            let bt = nalgebra::DMatrixView::from_slice_with_strides(data, self.filled, d, d, 1);
-            self.acc.gemm(1.0, &b, &bt, beta);
-        } else {
-            self.acc.gemm(1.0, &b, &b.transpose(), beta);
+        match &mut self.acc {
+            GramAcc::Lower(gram) => gram.add(&self.scratch, self.filled),
+            GramAcc::Gemm { acc, first } => {
+                let d = self.scratch.nrows();
+                let data = &self.scratch.as_slice()[..d * self.filled];
+                let b = nalgebra::DMatrixView::from_slice(data, d, self.filled);
+                let beta = if *first { 0.0 } else { 1.0 };
+                if d > 5 && self.filled > 5 {
+                    // matrixmultiply's path (nalgebra hands it products whose sides all exceed
+                    // 5): `bᵀ` as a strided view of the same storage, no transposed copy;
+                    // matrixmultiply reads either layout with the same per-entry accumulation,
+                    // so the bits are those of the product with a copied transpose. (nalgebra's
+                    // own small-matrix path mishandles row-strided views, so it gets the copy.)
+                    let bt =
+                        nalgebra::DMatrixView::from_slice_with_strides(data, self.filled, d, d, 1);
+                    acc.gemm(1.0, &b, &bt, beta);
+                } else {
+                    acc.gemm(1.0, &b, &b.transpose(), beta);
+                }
+                *first = false;
+            }
         }
-        (self.filled, self.first) = (0, false);
+        self.filled = 0;
     }
 
     fn finish(mut self) -> DMatrix<f64> {
         if self.filled > 0 {
             self.flush();
         }
-        self.acc
+        match self.acc {
+            GramAcc::Gemm { acc, .. } => acc,
+            GramAcc::Lower(gram) => gram.finish(),
+        }
     }
 }
 
@@ -566,6 +568,7 @@ mod tests {
             assert_eq!(bits(&blocked), bits(&whole), "M = {clients}");
         }
     }
+
     /// One pass for several θ gives, for each, the matrix of the per-θ computation
     /// (`subspace_matrix_blocked`, nalgebra's GEMM) bit for bit: unequal clients whose samples
     /// straddle the 256-column blocks, totals below, at and beyond a block with remainders, and

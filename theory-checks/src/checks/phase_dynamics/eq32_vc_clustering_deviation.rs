@@ -626,7 +626,7 @@ mod tests {
 
     #[test]
     fn slope_tolerances_by_reference() {
-        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        // Student-t quantiles with 19 degrees of freedom (20 held-out seeds) at the check's α.
         let full = crate::framework::CheckConfig::full(1);
         for (cfg, want) in [
             (

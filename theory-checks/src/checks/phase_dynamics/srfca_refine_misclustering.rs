@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn rate_tolerance_by_reference() {
-        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        // Student-t quantile with 29 degrees of freedom (30 held-out seeds) at the check's α.
         assert_t_reference(rate_tolerance(), 0.357_626_064_818_795_14);
     }
 

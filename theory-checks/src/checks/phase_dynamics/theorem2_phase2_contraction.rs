@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn slope_tolerances_by_reference() {
-        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        // Student-t quantiles with 19 degrees of freedom (20 held-out seeds) at the check's α.
         let want = [
             0.037_163_180_346_280_31,
             0.031_588_703_294_338_26,

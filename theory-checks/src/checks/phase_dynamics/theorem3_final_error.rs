@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn safety_and_slope_tolerance_by_reference() {
-        // Student-t quantiles with 19 degrees of freedom (SR-FCA: 29) at the check's α.
+        // Student-t quantiles with 19 degrees of freedom (20 held-out seeds) at the check's α.
         assert_t_reference(safety(), 4.659_645_673_751_275_4);
         assert_t_reference(
             slope_tolerance(&CheckConfig::quick(1)),
