@@ -392,6 +392,27 @@ mod tests {
     }
 
     #[test]
+    fn critical_thetas_sit_at_the_documented_signal_levels() {
+        // θ(t) = θ*_0 − t u must satisfy p_0‖Σ_0(θ*_0 − θ(t))‖² = κ (δ² + σ²) √(d/m), one t per
+        // κ of the ladder (d = 6, m = 600: √(d/m) = 0.1).
+        use super::{family, Kind, Mixture, BALANCED, KAPPA_LADDER, RANDOM_DIAG};
+        let mix = Mixture::draw(6, BALANCED, 1.0, RANDOM_DIAG, 0.3, 7);
+        let (base, unit, ts) = family(&mix, Kind::Critical, 600);
+        assert_eq!(ts.len(), KAPPA_LADDER.len());
+        let scale = mix.delta(&base).powi(2) + 0.09;
+        for (t, kappa) in ts.iter().zip(KAPPA_LADDER) {
+            let theta = &base - &unit * *t;
+            let gap = mix.theta_star.column(0) - &theta;
+            let signal = mix.p[0] * gap.component_mul(&mix.cov.column(0)).norm_squared();
+            let want = kappa * scale * 0.1;
+            assert!(
+                (signal / want - 1.0).abs() < 1e-12,
+                "κ = {kappa}: {signal} vs {want}"
+            );
+        }
+    }
+
+    #[test]
     fn the_cell_keeps_the_largest_ratio() {
         // Ratios 0.5, 0.75, 2 and 1.5: the sup is (2, 1), whatever the order.
         let pairs = [(1.0, 2.0), (3.0, 4.0), (2.0, 1.0), (3.0, 2.0)];

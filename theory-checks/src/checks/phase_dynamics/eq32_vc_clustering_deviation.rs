@@ -222,30 +222,9 @@ fn measure(sizes: &[usize], fam: &[DMatrix<f64>], reps: usize, seed: u64) -> Poi
             )
         })
         .collect();
-    let sum: Vec<f64> = (0..g[0].len())
-        .map(|c| g.iter().map(|v| v[c]).sum())
-        .collect();
+    let devs: Vec<Vec<f64>> = (0..reps).map(|r| loo_devs(&g, r)).collect();
+    let (dev, dev_tie, dev_mean) = replicate_summary(&devs);
     let n_total = sizes.iter().sum::<usize>() as f64;
-    let loo = |v: &[f64]| -> Vec<f64> {
-        v.iter()
-            .zip(&sum)
-            .map(|(x, s)| (x - (s - x) / (reps - 1) as f64).abs())
-            .collect()
-    };
-    let devs: Vec<Vec<f64>> = g.iter().map(|v| loo(v)).collect();
-    let dev = devs.iter().flatten().copied().fold(0.0, f64::max);
-    let dev_mean = devs
-        .iter()
-        .map(|v| v.iter().copied().fold(0.0, f64::max))
-        .sum::<f64>()
-        / reps as f64;
-    // Entry `f·k + j` belongs to family member f; members with f mod 3 = 1 are the ties.
-    let dev_tie = devs
-        .iter()
-        .flat_map(|v| v.iter().enumerate())
-        .filter(|(c, _)| (c / K) % 3 == 1)
-        .map(|(_, x)| *x)
-        .fold(0.0, f64::max);
     Point {
         m: sizes.len(),
         chi2: chi2(sizes),
@@ -335,13 +314,50 @@ impl DkPoint {
 /// For replicate `r`: the largest `|G_r(c) − mean_{r' ≠ r} G_{r'}(c)|` over entries c, and the
 /// entry attaining it.
 fn loo_max(g: &[Vec<f64>], r: usize) -> (f64, usize) {
-    let reps = g.len() as f64;
+    loo_devs(g, r)
+        .into_iter()
+        .enumerate()
+        .fold((0.0, 0), |a, (c, x)| if x > a.0 { (x, c) } else { a })
+}
+
+/// Replicate `r`'s leave-one-out deviations `|G_r − Ḡ_{−r}|`, one per entry of `g[r]`, where
+/// `Ḡ_{−r}` is the mean over the other replicates (independent of `r`'s data, so an unbiased
+/// stand-in for `E G` at the same θ).
+fn loo_devs(g: &[Vec<f64>], r: usize) -> Vec<f64> {
+    let others = (g.len() - 1) as f64;
     (0..g[r].len())
         .map(|c| {
-            let other = (g.iter().map(|v| v[c]).sum::<f64>() - g[r][c]) / (reps - 1.0);
-            ((g[r][c] - other).abs(), c)
+            let other = (g.iter().map(|v| v[c]).sum::<f64>() - g[r][c]) / others;
+            (g[r][c] - other).abs()
         })
-        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+        .collect()
+}
+
+/// Whether entry `f·K + j` of a family's weighted counts belongs to a "tie" member (`f mod 3 =
+/// 1`: [`family_around`] puts two centres at `θ*_j ± v` around one true centre, so the clients
+/// of that cluster sit near the boundary between them).
+fn is_tie(entry: usize) -> bool {
+    (entry / K) % 3 == 1
+}
+
+/// From each replicate's leave-one-out deviations: (max over replicates and entries, the same
+/// max over tie entries only, mean over replicates of each replicate's max — Lemma 12's
+/// `E sup`).
+fn replicate_summary(devs: &[Vec<f64>]) -> (f64, f64, f64) {
+    let max = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, f64::max);
+    let dev = max(&mut devs.iter().flatten().copied());
+    let dev_tie = max(&mut devs.iter().flat_map(|v| {
+        v.iter()
+            .enumerate()
+            .filter(|(c, _)| is_tie(*c))
+            .map(|(_, x)| *x)
+    }));
+    let dev_mean = devs
+        .iter()
+        .map(|v| max(&mut v.iter().copied()))
+        .sum::<f64>()
+        / devs.len() as f64;
+    (dev, dev_tie, dev_mean)
 }
 
 /// One (d, k) point: `θ* ~ N(0, Δ²/(2d) I)` per centre (`Mixture::gaussian`, pairwise
@@ -383,7 +399,7 @@ fn dk_point(
             .map(|(x, y)| (x - y).abs())
             .fold(0.0, f64::max)
     };
-    let (mut dev_sum, mut fixed_sum, mut dd_wins) = (0.0, 0.0, 0usize);
+    let mut per_replicate = Vec::with_capacity(reps);
     for r in 0..reps {
         let fed = &feds[r];
         let p = Phase2Params {
@@ -427,16 +443,30 @@ fn dk_point(
         dd.push(th);
         let g_dd: Vec<Vec<f64>> = feds.iter().map(|f| weighted_counts(f, &dd)).collect();
         let (dd_dev, _) = loo_max(&g_dd, r);
-        dev_sum += fixed_dev.max(dd_dev);
-        fixed_sum += fixed_dev;
-        dd_wins += usize::from(dd_dev > fixed_dev);
+        per_replicate.push((fixed_dev, dd_dev));
     }
-    DkPoint {
-        d,
-        k,
-        dev_mean: dev_sum / reps as f64 / n_total,
-        fixed_mean: fixed_sum / reps as f64 / n_total,
-        dd_share: dd_wins as f64 / reps as f64,
+    DkPoint::from_replicates(d, k, n_total, &per_replicate)
+}
+
+impl DkPoint {
+    /// The point from each replicate's `(sup over the fixed family, sup over its data-dependent
+    /// θ)`: the mean over replicates of the larger of the two and of the fixed family's alone,
+    /// each divided by N, and the share of replicates whose data-dependent θ exceed the family.
+    fn from_replicates(d: usize, k: usize, n_total: f64, per_replicate: &[(f64, f64)]) -> Self {
+        let reps = per_replicate.len() as f64;
+        let (mut dev_sum, mut fixed_sum, mut dd_wins) = (0.0, 0.0, 0usize);
+        for &(fixed_dev, dd_dev) in per_replicate {
+            dev_sum += fixed_dev.max(dd_dev);
+            fixed_sum += fixed_dev;
+            dd_wins += usize::from(dd_dev > fixed_dev);
+        }
+        DkPoint {
+            d,
+            k,
+            dev_mean: dev_sum / reps / n_total,
+            fixed_mean: fixed_sum / reps / n_total,
+            dd_share: dd_wins as f64 / reps,
+        }
     }
 }
 
@@ -705,6 +735,50 @@ mod tests {
         a.sort_unstable();
         b.sort_unstable();
         assert_eq!(a, b, "the same quantiles at every seed");
+    }
+
+    #[test]
+    fn leave_one_out_deviations_by_hand() {
+        // Three replicates, two entries: replicate 0 against the mean of 1 and 2.
+        let g = vec![vec![4.0, 1.0], vec![2.0, 3.0], vec![0.0, 5.0]];
+        assert_eq!(loo_devs(&g, 0), vec![3.0, 3.0]);
+        assert_eq!(loo_devs(&g, 1), vec![0.0, 0.0]);
+        assert_eq!(loo_devs(&g, 2), vec![3.0, 3.0]);
+        // Ties in the max keep the first entry.
+        assert_eq!(loo_max(&g, 2), (3.0, 0));
+        let g = vec![vec![1.0, 4.0], vec![1.0, 2.0]];
+        assert_eq!(loo_max(&g, 0), (2.0, 1));
+    }
+
+    #[test]
+    fn tie_entries_are_the_members_with_f_mod_3_equal_1() {
+        let ties: Vec<usize> = (0..4 * K).filter(|&c| is_tie(c)).collect();
+        assert_eq!(ties, (K..2 * K).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn replicate_summaries_by_hand() {
+        // Two replicates of two family members (2K entries): member 1 is the tie member.
+        let mut a = vec![0.0; 2 * K];
+        let mut b = vec![0.0; 2 * K];
+        a[0] = 6.0; // replicate 0's max, a non-tie entry
+        a[K] = 2.0; // a tie entry
+        b[K + 1] = 4.0; // replicate 1's max, a tie entry
+        let (dev, dev_tie, dev_mean) = replicate_summary(&[a, b]);
+        assert_eq!((dev, dev_tie, dev_mean), (6.0, 4.0, 5.0));
+        // (fixed, data-dependent) per replicate; N = 10.
+        let p = DkPoint::from_replicates(
+            2,
+            3,
+            10.0,
+            &[(1.0, 3.0), (2.0, 1.0), (3.0, 3.0), (2.0, 2.0)],
+        );
+        assert_eq!((p.d, p.k), (2, 3));
+        // Larger of the two: 3, 2, 3, 2 → mean 2.5; fixed alone: mean 2; data-dependent above
+        // the family (strictly) in 1 of 4.
+        assert_eq!(p.dev_mean.to_bits(), 0.25f64.to_bits());
+        assert_eq!(p.fixed_mean.to_bits(), 0.2f64.to_bits());
+        assert_eq!(p.dd_share.to_bits(), 0.25f64.to_bits());
     }
 
     #[test]

@@ -106,6 +106,12 @@ fn factor(sigma: f64) -> f64 {
     (1.0f64).min(DELTA * DELTA / (sigma * sigma)).powi(2)
 }
 
+/// SXY22 Lemma 10's bound `4k exp(−c n (1 ∧ Δ²/σ²)²) ∧ 1` at the calibrated `c`: the judged
+/// `p₀` and the figure's curve.
+fn bound(c: f64, n: usize, sigma: f64) -> f64 {
+    (4.0 * K as f64 * (-c * n as f64 * factor(sigma)).exp()).min(1.0)
+}
+
 fn n_grid(sigma: f64, points: usize) -> Vec<usize> {
     // Up to where p ≈ 1e-4: the exponent scales like Δ²/σ² for σ ≳ Δ.
     let hi = (16.0 * (sigma / 0.5).powi(2)).clamp(16.0, 256.0);
@@ -178,7 +184,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut rejected = Vec::new();
     let mut biting = Vec::new();
     for p in &val {
-        let p0 = (four_k * (-c * p.n as f64 * factor(p.sigma)).exp()).min(1.0);
+        let p0 = bound(c, p.n, p.sigma);
         let crit = binomial_upper_critical(p.reps, p0, alpha_each);
         if p0 < 1.0 {
             biting.push(format!(
@@ -230,12 +236,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     for &sigma in &val_sigmas {
         let pts: Vec<(f64, f64)> = n_grid(sigma, 40)
             .iter()
-            .map(|&n| {
-                (
-                    n as f64,
-                    (four_k * (-c * n as f64 * factor(sigma)).exp()).min(1.0),
-                )
-            })
+            .map(|&n| (n as f64, bound(c, n, sigma)))
             .collect();
         series.push(Series {
             label: format!("4k e^(−c n (1∧Δ²/σ²)²), σ/Δ = {sigma}"),
@@ -275,6 +276,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_bound_is_lemma_10s_by_hand() {
+        // k = 3 (4k = 12), c = 0.5. σ = 2Δ: factor (1/4)² = 1/16, at n = 4 12e^(−1/8) = 10.6,
+        // capped at 1; σ = Δ, n = 40: 12e⁻²⁰; σ = Δ/2 (factor capped at 1), n = 10: 12e⁻⁵.
+        assert_eq!(super::K, 3);
+        assert_eq!(
+            super::bound(0.5, 4, 2.0 * super::DELTA).to_bits(),
+            1f64.to_bits()
+        );
+        let b = super::bound(0.5, 40, super::DELTA);
+        assert!((b / (12.0 * (-20f64).exp()) - 1.0).abs() < 1e-12, "{b}");
+        let b = super::bound(0.5, 10, 0.5 * super::DELTA);
+        assert!((b / (12.0 * (-5f64).exp()) - 1.0).abs() < 1e-12, "{b}");
+    }
+
     #[test]
     fn the_halves_share_the_middle_point_and_skip_rare_counts() {
         // ln p = −1, −2, −3, −5, −7, −9 at n = 1..6 (counts out of e⁹·10⁴): the first half

@@ -144,6 +144,13 @@ impl Row {
     }
 }
 
+/// Whether `m` points enter configuration `(d, k)`'s rows: Milnor–Thom's count [Mat13, Thm
+/// 6.2.1] holds for `m(k−1)` polynomials in `dk` variables when `m(k−1) ≥ dk`, and `m(k−1) ≤
+/// 128` keeps the `m(k−1)` signs in one `u128` pattern key.
+fn in_range(m: usize, d: usize, k: usize) -> bool {
+    (d * k..=128).contains(&(m * (k - 1)))
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let samples = cfg.pick(60_000, 1_000_000);
@@ -157,7 +164,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     for (ci, &(d, k)) in CONFIGS.iter().enumerate() {
         let dk = d * k;
         for &m in &ms {
-            if m * (k - 1) < dk || m * (k - 1) > 128 {
+            if !in_range(m, d, k) {
                 continue;
             }
             let mut rng = stream(child(cfg.seed, 25, ci as u64), Purpose::Sampling, m as u64);
@@ -292,6 +299,16 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_need_m_k_minus_1_between_dk_and_128() {
+        // d = 2, k = 3: m(k − 1) = 2m ∈ [6, 128] ⇔ m ∈ [3, 64].
+        let ms: Vec<usize> = (1..80).filter(|&m| in_range(m, 2, 3)).collect();
+        assert_eq!(ms, (3..=64).collect::<Vec<_>>());
+        // d = 1, k = 2: m ∈ [2, 128].
+        assert!(!in_range(1, 1, 2) && in_range(2, 1, 2) && in_range(128, 1, 2));
+        assert!(!in_range(129, 1, 2));
+    }
 
     #[test]
     fn the_bound_bites_from_m_20_at_d_1_k_2() {

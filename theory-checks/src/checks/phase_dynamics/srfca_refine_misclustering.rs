@@ -315,6 +315,37 @@ fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<(f64, Desi
     })
 }
 
+/// The check's four tests and its guards against a vacuous run.
+struct Verdict {
+    /// Test 1: the pooled sign test (REFINE breaks no more clusterings than it fixes).
+    sign_test: bool,
+    /// Test 4: the TrimmedMeanGD step identity.
+    step_identity: bool,
+    /// Test 2: validation points where REFINE's failures exceed the bound `C q̂₀`.
+    rejected: usize,
+    /// Test 2's calibrated constant: 0 when no calibration point was usable, which would make
+    /// the bound vacuous.
+    c: f64,
+    /// Points where the same bound rejects ONE_SHOT (the bound must separate the two stages).
+    one_shot_rejected: usize,
+    /// Points with `P̂[C₀ ≠ C*] ≥ ½`.
+    nontrivial: usize,
+    /// Test 3: the rates in n.
+    rates: bool,
+}
+
+impl Verdict {
+    fn passed(&self) -> bool {
+        self.sign_test
+            && self.step_identity
+            && self.rejected == 0
+            && self.c > 0.0
+            && self.one_shot_rejected >= MIN_BITING
+            && self.nontrivial >= MIN_BITING
+            && self.rates
+    }
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let reps = cfg.pick(60, 300);
@@ -390,13 +421,16 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let step_devs: Vec<f64> = all.iter().filter_map(|p| p.step_dev).collect();
     let step_dev = step_devs.iter().copied().fold(0.0, f64::max);
     let step_ok = !step_devs.is_empty() && step_dev <= IDENTITY_RTOL;
-    let passed = test1
-        && step_ok
-        && rejected.is_empty()
-        && c > 0.0
-        && one_shot_rejected.len() >= MIN_BITING
-        && nontrivial >= MIN_BITING
-        && rates_ok;
+    let passed = Verdict {
+        sign_test: test1,
+        step_identity: step_ok,
+        rejected: rejected.len(),
+        c,
+        one_shot_rejected: one_shot_rejected.len(),
+        nontrivial,
+        rates: rates_ok,
+    }
+    .passed();
     let row = |p: &Point| {
         format!(
             "n={}: P̂₀ = {:.3}, P̂₁ = {:.3}, q̂₀ = {:.4}, q̂₁ = {:.4}, fixed {}, broken {}, bad C₀ {}",
@@ -469,6 +503,34 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_t_reference;
+
+    #[test]
+    fn the_verdict_needs_every_test_and_both_guards() {
+        let good = || Verdict {
+            sign_test: true,
+            step_identity: true,
+            rejected: 0,
+            c: 0.5,
+            one_shot_rejected: MIN_BITING,
+            nontrivial: MIN_BITING,
+            rates: true,
+        };
+        assert!(good().passed());
+        let broken: [fn(&mut Verdict); 7] = [
+            |v| v.sign_test = false,
+            |v| v.step_identity = false,
+            |v| v.rejected = 1,
+            |v| v.c = 0.0,
+            |v| v.one_shot_rejected = MIN_BITING - 1,
+            |v| v.nontrivial = MIN_BITING - 1,
+            |v| v.rates = false,
+        ];
+        for (i, f) in broken.iter().enumerate() {
+            let mut v = good();
+            f(&mut v);
+            assert!(!v.passed(), "part {i} broken, yet the check passed");
+        }
+    }
 
     #[test]
     fn rate_tolerance_by_reference() {

@@ -146,6 +146,12 @@ fn trial(
     }
 }
 
+/// A trial succeeds when both its worst anchor's error and Phase 1's output are within
+/// [`EPSILON`] of θ* (SXY22 Theorem 1: every anchor reaches the ε-ball).
+fn trial_ok(sup_error: f64, phase1_distance: f64) -> bool {
+    sup_error <= EPSILON && phase1_distance <= EPSILON
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let data_seeds = cfg.pick(2, 10);
@@ -167,7 +173,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 name,
                 sup_error: sup,
                 phase1_distance: dist,
-                ok: sup <= EPSILON && dist <= EPSILON,
+                ok: trial_ok(sup, dist),
                 path,
             });
         }
@@ -233,5 +239,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             log_y: true,
             series,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_trial_needs_both_the_anchors_and_the_output_within_epsilon() {
+        let (inside, outside) = (super::EPSILON / 2.0, super::EPSILON * 2.0);
+        assert!(super::trial_ok(inside, inside));
+        assert!(super::trial_ok(super::EPSILON, super::EPSILON));
+        assert!(!super::trial_ok(inside, outside));
+        assert!(!super::trial_ok(outside, inside));
     }
 }
