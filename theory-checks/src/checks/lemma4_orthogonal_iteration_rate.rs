@@ -127,6 +127,12 @@ fn instance_index(ri: usize, rep: usize) -> u64 {
     (ri * 100 + rep) as u64
 }
 
+/// The (rotation, start) stream indices of instance `(ri, rep)`: `2·index` and `2·index + 1`.
+fn instance_streams(ri: usize, rep: usize) -> (u64, u64) {
+    let idx = instance_index(ri, rep);
+    (2 * idx, 2 * idx + 1)
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let ratios: Vec<f64> = cfg.pick(vec![0.5, 0.8, 0.95], vec![0.3, 0.5, 0.8, 0.9, 0.95, 0.99]);
@@ -139,15 +145,14 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut power_dev: f64 = 0.0;
     for (ri, &ratio) in ratios.iter().enumerate() {
         for rep in 0..cfg.pick(3, 10) {
-            let idx = instance_index(ri, rep);
-            let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx))
+            let (rotation, start) = instance_streams(ri, rep);
+            let u = random_orthonormal(d, d, &mut stream(cfg.seed, Purpose::Subspace, rotation))
                 .expect("d ≥ 1");
             let lam = spectrum(d, k, ratio);
             let y = &u * DMatrix::from_diagonal(&lam) * u.transpose();
             let u1 = u.columns(0, k).clone_owned();
-            let q0 =
-                random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, 2 * idx + 1))
-                    .expect("k ≤ d");
+            let q0 = random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, start))
+                .expect("k ≤ d");
             let cos_psi = (u1.transpose() * &q0).singular_values().min();
             let tan_psi = tan_from_cos(cos_psi);
             let rate = gap_ratio(&lam, k);
@@ -228,14 +233,16 @@ mod tests {
     /// start: the 120 stream indices are distinct.
     #[test]
     fn every_instance_has_its_own_streams() {
-        let idx: Vec<u64> = (0..6)
-            .flat_map(|ri| (0..10).map(move |rep| instance_index(ri, rep)))
+        let streams: Vec<(u64, u64)> = (0..6)
+            .flat_map(|ri| (0..10).map(move |rep| instance_streams(ri, rep)))
             .collect();
+        // Rotations and starts together: no instance's start shares a stream with any rotation.
         crate::checks::phase_dynamics::support::assert_distinct(
-            idx.iter().flat_map(|&i| [2 * i, 2 * i + 1]),
+            streams.iter().flat_map(|&(u, q)| [u, q]),
             "lemma 4's instance streams",
         );
         assert_eq!(instance_index(2, 7), 207);
+        assert_eq!(instance_streams(2, 7), (414, 415));
     }
 
     #[test]

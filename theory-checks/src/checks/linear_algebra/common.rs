@@ -180,6 +180,13 @@ pub fn xi(dim: usize, count: usize, n_total: usize) -> f64 {
     (dim * ln / count).sqrt() + dim / count * ln.powi(3)
 }
 
+/// The shape `(δ² + σ²) ξ(D, n, 2n)` of SXY22 Lemma 3 and Prop. 1 (`D = d`, `n = m` clients of
+/// two samples, `δ` the distance of `θ` to the nearest centre) and Lemma 6 (`D = k`, `n = ℓ`
+/// sample pairs, `δ = ‖θ*_j − θ‖`); `delta2` is `δ²`.
+pub fn moment_shape(delta2: f64, sigma: f64, dim: usize, count: usize) -> f64 {
+    (delta2 + sigma * sigma) * xi(dim, count, 2 * count)
+}
+
 /// Sizes of the clients of an unbiasedness test, cycled: small and unequal, so that a U-statistic
 /// normalised by `n²` instead of `n(n − 1)` (expectation scaled by `(n − 1)/n`, between ½ and
 /// ⅘ here) is far from its expectation.
@@ -664,6 +671,13 @@ mod tests {
             let l = 3f64.ln();
             (0.25 * l).sqrt() + 0.25 * l.powi(3)
         }));
+    }
+
+    #[test]
+    fn the_moment_shape_is_delta2_plus_sigma2_times_xi() {
+        // δ² = 4, σ = 3: 4 + 9 = 13, times ξ(6, 50, 100).
+        let want = 13.0 * xi(6, 50, 100);
+        assert_eq!(moment_shape(4.0, 3.0, 6, 50).to_bits(), want.to_bits());
     }
 
     #[test]

@@ -57,6 +57,15 @@ enum Family {
     Residual,
 }
 
+/// The slope test's points of `family`: its validation observations `(family, d, N, quantile)`
+/// at `d = SLOPE_DIM`, as `(N, quantile)`.
+fn slope_points(obs: &[(Family, usize, usize, f64)], family: Family) -> Vec<(f64, f64)> {
+    obs.iter()
+        .filter(|o| o.0 == family && o.1 == SLOPE_DIM)
+        .map(|o| (o.2 as f64, o.3))
+        .collect()
+}
+
 /// `√(N d log(d/δ)) + d log³(N/δ)`.
 fn shape(n: usize, d: usize, delta: f64) -> f64 {
     let (n, d) = (n as f64, d as f64);
@@ -153,10 +162,9 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut cal_pts = Vec::new();
     let mut val_pts = Vec::new();
     let mut series = Vec::new();
-    let mut slope_data: Vec<Vec<(f64, f64)>> = vec![Vec::new(); families.len()];
     let mut val_obs: Vec<(Family, usize, usize, f64)> = Vec::new();
     let mut cell = 0u64;
-    for (fi, &family) in families.iter().enumerate() {
+    for &family in &families {
         for (is_cal, grid) in [(true, &cal), (false, &val)] {
             let mut pts = Vec::new();
             for &(d, ratio) in grid.iter() {
@@ -171,9 +179,6 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 } else {
                     val_pts.push((q, s));
                     val_obs.push((family, d, n, q));
-                    if d == SLOPE_DIM {
-                        slope_data[fi].push((n as f64, q));
-                    }
                 }
                 pts.push((n as f64, q));
             }
@@ -190,11 +195,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let predicted = if cfg.sabotage { 1.0 } else { 0.5 };
     let slopes: Vec<_> = families
         .iter()
-        .zip(&slope_data)
-        .map(|(f, pts)| {
+        .map(|&f| {
             slope_fit(
                 &format!("N ({f:?}, d = {SLOPE_DIM}, N ≥ 30d)"),
-                pts,
+                &slope_points(&val_obs, f),
                 predicted,
                 SLOPE_TOL,
             )
@@ -244,6 +248,22 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_slope_takes_its_familys_points_at_the_slope_dimension_only() {
+        use super::{slope_points, Family, SLOPE_DIM};
+        let obs = [
+            (Family::Product, SLOPE_DIM, 120, 1.0),
+            (Family::Product, 12, 360, 2.0),
+            (Family::Residual, SLOPE_DIM, 120, 3.0),
+            (Family::Product, SLOPE_DIM, 1200, 4.0),
+        ];
+        assert_eq!(
+            slope_points(&obs, Family::Product),
+            vec![(120.0, 1.0), (1200.0, 4.0)]
+        );
+        assert_eq!(slope_points(&obs, Family::Residual), vec![(120.0, 3.0)]);
+    }
+
     #[test]
     fn shape_is_the_lemmas_by_hand() {
         // √(100·4·ln(4/0.01)) + 4 ln³(100/0.01) = 48.96… + 3125.26… (Python, math.log).

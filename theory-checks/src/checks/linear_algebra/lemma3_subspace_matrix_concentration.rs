@@ -54,9 +54,9 @@
 //! Sabotage: the predicted exponent in `m` is `−1` (the second term of `ξ₁` read as the rate).
 
 use super::common::{
-    cov_name, fast_path_deviation, pair_trace_moments, phase1_federation, phase1_subspace_matrix,
-    series_slopes, spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell,
-    ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
+    cov_name, fast_path_deviation, moment_shape, pair_trace_moments, phase1_federation,
+    phase1_subspace_matrix, series_slopes, spectral_norm, sweep_constant, sweep_figure_series,
+    Mixture, SweepCell, ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::subspace_matrix;
@@ -78,6 +78,16 @@ const SEED_TAG: u64 = 3_000;
 pub const UNBIASED_CLIENTS: usize = 9_300;
 /// Replicates of the unbiasedness test.
 pub const UNBIASED_REPS: usize = 20;
+
+/// The variance of a client's statistic whose cluster is drawn with probabilities `p`, from
+/// each cluster's (mean, variance) (the law of total variance): `Σ_j p_j v_j + Σ_j p_j m_j² −
+/// (Σ_j p_j m_j)²`.
+fn mixture_variance(p: &[f64], per: &[(f64, f64)]) -> f64 {
+    let within: f64 = p.iter().zip(per).map(|(p, (_, v))| p * v).sum();
+    let m1: f64 = p.iter().zip(per).map(|(p, (m, _))| p * m).sum();
+    let m2: f64 = p.iter().zip(per).map(|(p, (m, _))| p * m * m).sum();
+    within + m2 - m1 * m1
+}
 
 /// The `z` in expectation of the mean trace over `reps` replicates when each client's statistic
 /// is normalised by `n_i²` instead of `n_i(n_i − 1)`: `(S Sᵀ − Σεεᵀ)/n_i² = (1 − 1/n_i) U_i`,
@@ -112,10 +122,7 @@ fn practical_unbiasedness(cfg: &CheckConfig) -> (Unbiasedness, f64) {
             let per: Vec<(f64, f64)> = (0..mix.p.len())
                 .map(|j| pair_trace_moments(&mix, j, &theta, &identity, n))
                 .collect();
-            let within: f64 = mix.p.iter().zip(&per).map(|(p, (_, v))| p * v).sum();
-            let m1: f64 = mix.p.iter().zip(&per).map(|(p, (m, _))| p * m).sum();
-            let m2: f64 = mix.p.iter().zip(&per).map(|(p, (m, _))| p * m * m).sum();
-            (n as f64 / total).powi(2) * (within + m2 - m1 * m1)
+            (n as f64 / total).powi(2) * mixture_variance(&mix.p, &per)
         })
         .sum();
     let expected = mix.expected_cross_moment(&theta).trace();
@@ -201,7 +208,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         );
         let theta = spec.theta.theta(&mix);
         let ey = mix.expected_cross_moment(&theta);
-        let scale = mix.delta(&theta).powi(2) + spec.sigma * spec.sigma;
+        let delta2 = mix.delta(&theta).powi(2);
         for &ratio in &spec.ratios {
             let m = spec.d * ratio;
             let seed = child_seed(cfg.seed, SEED_TAG + cell_id);
@@ -218,7 +225,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 calibration: spec.calibration,
                 x: m as f64,
                 stat: quantile(&devs, QUANTILE),
-                shape: scale * xi(spec.d, m, 2 * m),
+                shape: moment_shape(delta2, spec.sigma, spec.d, m),
                 instance: 0,
             });
         }
@@ -271,6 +278,14 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_mixture_variance_is_the_law_of_total_variance_by_hand() {
+        // p = (¼, ¾), (mean, variance) = (1, 2), (3, 4): E X² = ¼·3 + ¾·13 = 10.5, E X = 2.5,
+        // variance 10.5 − 6.25 = 4.25.
+        let v = super::mixture_variance(&[0.25, 0.75], &[(1.0, 2.0), (3.0, 4.0)]);
+        assert_eq!(v.to_bits(), 4.25f64.to_bits());
+    }
+
     #[test]
     fn the_power_shift_by_hand() {
         // 10 clients, 100 samples, tr E = 2: bias 0.2; variance 0.04 over 100 replicates: SE

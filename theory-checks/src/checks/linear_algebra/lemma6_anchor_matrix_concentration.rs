@@ -54,8 +54,8 @@
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    cov_name, instance_cell_seed, instance_model_seed, pair_trace_moments, series_slopes,
-    spectral_norm, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, ThetaAt,
+    cov_name, instance_cell_seed, instance_model_seed, moment_shape, pair_trace_moments,
+    series_slopes, spectral_norm, sweep_constant, sweep_figure_series, Mixture, SweepCell, ThetaAt,
     Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
 };
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
@@ -230,8 +230,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             );
             let g = u_hat.tr_mul(&mix.mean_moment(0, &theta));
             let ea = &g * g.transpose();
-            let scale =
-                (mix.theta_star.column(0) - &theta).norm_squared() + spec.sigma * spec.sigma;
+            let delta2 = (mix.theta_star.column(0) - &theta).norm_squared();
             for (ri, &ratio) in spec.ratios.iter().enumerate() {
                 let ell = spec.k * ratio;
                 let seed =
@@ -246,7 +245,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     calibration: spec.calibration,
                     x: ell as f64,
                     stat: quantile(&devs, QUANTILE),
-                    shape: scale * xi(spec.k, ell, 2 * ell),
+                    shape: moment_shape(delta2, spec.sigma, spec.k, ell),
                     instance,
                 });
             }

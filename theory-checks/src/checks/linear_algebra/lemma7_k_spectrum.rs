@@ -111,21 +111,54 @@ fn measure(fed: &Federation, mix: &Mixture, sabotage: bool) -> Vec<Measure> {
                 });
             let (gmin, gmax) = extremes(&gram);
             let nj = clients.iter().map(|&i| fed.n(i)).sum::<usize>() as f64;
-            let lower_factor = if sabotage { s * kappa } else { s / kappa };
-            let scale = s * gmax / n;
-            let violation =
-                ((lower_factor * gmin / n - kmin).max(kmax - s * gmax / n)).max(0.0) / scale;
             let cov = mix.cov.column(j);
-            let (alpha_j, beta_j) = (cov.min(), cov.max());
-            out.push(Measure {
-                ratio: kmin * kappa * n / (s * nj * alpha_j),
-                lower: kmin * kappa * n / (s * alpha_j),
-                upper: kmax * n / (s * nj * beta_j),
-                violation,
-            });
+            out.push(Measure::new(
+                Spectra {
+                    k: (kmin, kmax),
+                    gram: (gmin, gmax),
+                    cov: (cov.min(), cov.max()),
+                },
+                Sizes { n, nj, s, kappa },
+                sabotage,
+            ));
         }
     }
     out
+}
+
+/// Extreme eigenvalues of one (configuration, cluster): `K_j`, `φ_Iᵀφ_I` and `Σ_j` (α_j, β_j).
+struct Spectra {
+    k: (f64, f64),
+    gram: (f64, f64),
+    cov: (f64, f64),
+}
+
+/// `N`, `N_j`, `s` and `κ` of one (configuration, cluster).
+struct Sizes {
+    n: f64,
+    nj: f64,
+    s: f64,
+    kappa: f64,
+}
+
+impl Measure {
+    /// Lemma 7's quantities: the sandwich `(s/κ)λ_min(φ_Iᵀφ_I)/N ≤ λ_min(K_j)`, `λ_max(K_j) ≤
+    /// sλ_max(φ_Iᵀφ_I)/N` (its violation relative to the upper side; sabotage: `sκ` for `s/κ`)
+    /// and the lower constant's ratio `λ_min(K_j)κN/(s N_j α_j)`.
+    fn new(sp: Spectra, sz: Sizes, sabotage: bool) -> Self {
+        let ((kmin, kmax), (gmin, gmax), (alpha_j, beta_j)) = (sp.k, sp.gram, sp.cov);
+        let Sizes { n, nj, s, kappa } = sz;
+        let lower_factor = if sabotage { s * kappa } else { s / kappa };
+        let scale = s * gmax / n;
+        let violation =
+            ((lower_factor * gmin / n - kmin).max(kmax - s * gmax / n)).max(0.0) / scale;
+        Measure {
+            ratio: kmin * kappa * n / (s * nj * alpha_j),
+            lower: kmin * kappa * n / (s * alpha_j),
+            upper: kmax * n / (s * nj * beta_j),
+            violation,
+        }
+    }
 }
 
 /// A grid of `(d, N_j/d)` series.
@@ -253,6 +286,43 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_measures_are_lemma_7s_by_hand() {
+        // λ(K) ∈ [0.3, 1.2], λ(φᵀφ) ∈ [100, 400], α = 0.5, β = 2, N = 1000, N_j = 400, s = 5,
+        // κ = 2: sandwich 5/2·100/1000 = 0.25 ≤ 0.3 and 1.2 ≤ 5·400/1000 = 2 holds (violation
+        // 0); ratio 0.3·2·1000/(5·400·0.5) = 0.6, lower 0.3·2·1000/(5·0.5) = 240, upper
+        // 1.2·1000/(5·400·2) = 0.3.
+        let spectra = |kmin, kmax| Spectra {
+            k: (kmin, kmax),
+            gram: (100.0, 400.0),
+            cov: (0.5, 2.0),
+        };
+        let sizes = || Sizes {
+            n: 1000.0,
+            nj: 400.0,
+            s: 5.0,
+            kappa: 2.0,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        let m = Measure::new(spectra(0.3, 1.2), sizes(), false);
+        assert!(close(m.ratio, 0.6) && close(m.lower, 240.0) && close(m.upper, 0.3));
+        assert_eq!(m.violation.to_bits(), 0f64.to_bits());
+        // λ_min(K) = 0.2 < 0.25: violation 0.05 / 2; λ_max(K) = 2.5 > 2: 0.5 / 2.
+        assert!(close(
+            Measure::new(spectra(0.2, 1.2), sizes(), false).violation,
+            0.025
+        ));
+        assert!(close(
+            Measure::new(spectra(0.3, 2.5), sizes(), false).violation,
+            0.25
+        ));
+        // Sabotaged lower side sκ/N·λ_min(φᵀφ) = 1: violation (1 − 0.3)/2.
+        assert!(close(
+            Measure::new(spectra(0.3, 1.2), sizes(), true).violation,
+            0.35
+        ));
+    }
 
     #[test]
     fn the_full_grids_are_the_stated_ones() {

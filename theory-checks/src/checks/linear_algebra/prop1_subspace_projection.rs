@@ -56,9 +56,9 @@
 //! (`m ≥ 1000 d`).
 
 use super::common::{
-    cov_name, geometric_means, instance_cell_seed, instance_model_seed, phase1_federation,
-    phase1_matrix, slope_fit, sweep_constant, sweep_figure_series, xi, Mixture, SweepCell, EXTREME,
-    RANDOM_DIAG,
+    cov_name, geometric_means, instance_cell_seed, instance_model_seed, moment_shape,
+    phase1_federation, phase1_matrix, slope_fit, sweep_constant, sweep_figure_series, xi, Mixture,
+    SweepCell, EXTREME, RANDOM_DIAG,
 };
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::federation::Federation;
@@ -222,12 +222,6 @@ fn residuals(mix: &Mixture, u_hat: &DMatrix<f64>, theta: &DVector<f64>, weighted
         .fold(0.0, f64::max)
 }
 
-/// Prop. 1's shape at `m` clients of two samples (`N = 2m`): `(δ² + σ²) ξ(d, m, 2m)`, with `δ`
-/// the distance of `θ` to the nearest centre.
-fn shape(delta: f64, sigma: f64, d: usize, m: usize) -> f64 {
-    (delta.powi(2) + sigma * sigma) * xi(d, m, 2 * m)
-}
-
 /// Of two `(statistic, shape)` pairs, the one with the larger `statistic/shape` (the first on
 /// a tie): folding a family with it keeps the sup over θ of the ratio.
 fn larger_ratio(best: (f64, f64), c: (f64, f64)) -> (f64, f64) {
@@ -280,7 +274,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     .iter()
                     .zip(&stats)
                     .map(|(theta, st)| {
-                        let shape = shape(mix.delta(theta), spec.sigma, spec.d, m);
+                        let shape = moment_shape(mix.delta(theta).powi(2), spec.sigma, spec.d, m);
                         (quantile(st, QUANTILE), shape)
                     })
                     .fold((0.0, 1.0), larger_ratio);
@@ -384,13 +378,6 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn the_shape_is_delta2_plus_sigma2_times_xi() {
-        // δ = 2, σ = 3: 4 + 9 = 13.
-        let want = 13.0 * super::xi(6, 50, 100);
-        assert_eq!(super::shape(2.0, 3.0, 6, 50).to_bits(), want.to_bits());
-    }
-
     #[test]
     fn critical_thetas_sit_at_the_documented_signal_levels() {
         // θ(t) = θ*_0 − t u must satisfy p_0‖Σ_0(θ*_0 − θ(t))‖² = κ (δ² + σ²) √(d/m), one t per

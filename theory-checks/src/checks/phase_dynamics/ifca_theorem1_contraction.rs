@@ -612,6 +612,30 @@ mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_distinct;
 
+    #[test]
+    fn the_floor_shape_is_eq1s_by_hand() {
+        // k = 4 (p = ¼), d = 16, m·n' = 100·4 = 400, σ = 0.5: (0.5 · 4) · 4 · 400^e.
+        let inst = Inst {
+            k: 4,
+            d: 16,
+            m: 100,
+            n: 4,
+            sigma: 0.5,
+        };
+        assert_eq!(inst.p().to_bits(), 0.25f64.to_bits());
+        assert_eq!(inst.mn().to_bits(), 400f64.to_bits());
+        assert!(
+            (inst.shape(-0.5) - 0.4).abs() < 1e-15,
+            "{}",
+            inst.shape(-0.5)
+        );
+        assert!(
+            (inst.shape(1.0) - 3200.0).abs() < 1e-9,
+            "{}",
+            inst.shape(1.0)
+        );
+    }
+
     /// Part C's grid points (tags 700 + i), starts (< 10 in the full profile) and rounds (<
     /// [`TRAJECTORY_STEPS`]) each draw their own data: the indices are distinct.
     #[test]
