@@ -383,6 +383,29 @@ mod tests {
     use crate::checks::phase_dynamics::support::assert_t_reference;
 
     #[test]
+    fn replicate_fits_combine_by_geometric_means_by_hand() {
+        // Gaps 2 and 8 → 4, κ 1 and 4 → 2; the smaller decay, the more rounds; x = sηρ/κ.
+        let fit = |gap, kappa, decay, rounds| Fit {
+            setting: Setting {
+                s: 5,
+                eta: 0.4,
+                rho: 0.25,
+            },
+            kappa,
+            gap,
+            decay,
+            rounds,
+            path: vec![1.0],
+        };
+        let fits = [fit(2.0, 1.0, 3.0, 40), fit(8.0, 4.0, 2.5, 30)];
+        let g = geometric_mean_fit(fits.iter());
+        assert!((g.gap - 4.0).abs() < 1e-12 && (g.kappa - 2.0).abs() < 1e-12);
+        assert_eq!((g.decay.to_bits(), g.rounds), (2.5f64.to_bits(), 40));
+        // 5 · 0.4 · 0.25 / 2 = 0.25.
+        assert!((g.x() - 0.25).abs() < 1e-12, "{}", g.x());
+    }
+
+    #[test]
     fn slope_tolerances_by_reference() {
         // Student-t quantiles with 19 degrees of freedom (20 held-out seeds) at the check's α.
         let want = [
