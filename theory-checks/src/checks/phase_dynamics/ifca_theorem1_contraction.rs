@@ -624,6 +624,7 @@ mod tests {
         };
         assert_eq!(inst.p().to_bits(), 0.25f64.to_bits());
         assert_eq!(inst.mn().to_bits(), 400f64.to_bits());
+        assert_eq!(inst.label(), "k=4 d=16 m=100 n'=4 σ=0.5");
         assert!(
             (inst.shape(-0.5) - 0.4).abs() < 1e-15,
             "{}",

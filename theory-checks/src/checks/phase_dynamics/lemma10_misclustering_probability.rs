@@ -106,6 +106,12 @@ fn factor(sigma: f64) -> f64 {
     (1.0f64).min(DELTA * DELTA / (sigma * sigma)).powi(2)
 }
 
+/// The one-sided binomial test's decision: `crit` is the upper critical value
+/// (`P[X > crit] ≤ α` under `p₀`), so a count equal to it is accepted.
+fn rejects(count: u64, crit: u64) -> bool {
+    count > crit
+}
+
 /// SXY22 Lemma 10's bound `4k exp(−c n (1 ∧ Δ²/σ²)²) ∧ 1` at the calibrated `c`: the judged
 /// `p₀` and the figure's curve.
 fn bound(c: f64, n: usize, sigma: f64) -> f64 {
@@ -193,7 +199,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             ));
         }
         worst = worst.max(p.count as f64 / crit.max(1) as f64);
-        if p.count > crit {
+        if rejects(p.count, crit) {
             rejected.push(format!("σ={} n={}: {} > {crit}", p.sigma, p.n, p.count));
         }
     }
@@ -276,6 +282,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_test_rejects_above_the_critical_value_only() {
+        assert!(!super::rejects(7, 7) && super::rejects(8, 7) && !super::rejects(0, 0));
+    }
+
     #[test]
     fn the_bound_is_lemma_10s_by_hand() {
         // k = 3 (4k = 12), c = 0.5. σ = 2Δ: factor (1/4)² = 1/16, at n = 4 12e^(−1/8) = 10.6,

@@ -115,7 +115,7 @@ fn count_patterns(
                 let bit = loss[0] - loss[l] >= 0.0;
                 mis |= bit;
                 if bit {
-                    pp |= 1u128 << (i * (k - 1) + l - 1);
+                    pp |= 1u128 << pattern_bit(i, l, k);
                 }
             }
             if mis {
@@ -142,6 +142,12 @@ impl Row {
     fn is(&self, d: usize, k: usize) -> bool {
         self.d == d && self.k == k
     }
+}
+
+/// The bit of `P_{0l}[x_i, y_i]`'s sign in a pattern key: point `i`'s `k − 1` polynomials
+/// (`l = 1, …, k − 1`) take bits `i(k − 1)` to `i(k − 1) + k − 2`.
+fn pattern_bit(i: usize, l: usize, k: usize) -> usize {
+    i * (k - 1) + l - 1
 }
 
 /// Whether `m` points enter configuration `(d, k)`'s rows: Milnor–Thom's count [Mat13, Thm
@@ -299,6 +305,18 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pattern_bits_fill_0_to_m_k_minus_1_once() {
+        // k = 3, m = 64 (m(k − 1) = 128, the largest key): bits 0..128, each once.
+        let k = 3;
+        let mut bits: Vec<usize> = (0..64)
+            .flat_map(|i| (1..k).map(move |l| pattern_bit(i, l, k)))
+            .collect();
+        bits.sort_unstable();
+        assert_eq!(bits, (0..128).collect::<Vec<_>>());
+        assert_eq!(pattern_bit(5, 2, 3), 11);
+    }
 
     #[test]
     fn rows_need_m_k_minus_1_between_dk_and_128() {
