@@ -127,6 +127,14 @@ struct Obs {
     ell: usize,
 }
 
+/// Steps of one covariance class (`diagonal`: random diagonal `Σ`; otherwise `Σ = I`) inside
+/// eq. 20's region `‖Σ(θ* − θ)‖² ≥ C·shape` (`margin ≥ c`).
+fn region_steps(obs: &[Obs], c: f64, diagonal: bool) -> usize {
+    obs.iter()
+        .filter(|o| o.diagonal == diagonal && o.margin >= c)
+        .count()
+}
+
 fn xi(dim: f64, count: f64, log_n: f64) -> f64 {
     (dim * log_n / count).sqrt() + dim / count * log_n.powi(3)
 }
@@ -245,11 +253,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let region: Vec<&Obs> = all.iter().copied().filter(in_region).collect();
     let worst21 = region.iter().map(|o| o.ratio / o.bound).fold(0.0, f64::max);
     let val_fraction = val.iter().filter(in_region).count() as f64 / val.len() as f64;
-    let val_steps = |diag: bool| {
-        val.iter()
-            .filter(|o| o.diagonal == diag && in_region(o))
-            .count()
-    };
+    let val_steps = |diag: bool| region_steps(&val, c, diag);
     let region_ok = val_fraction >= MIN_REGION_FRACTION
         && val_steps(false) >= MIN_REGION_STEPS
         && val_steps(true) >= MIN_REGION_STEPS;
@@ -397,6 +401,29 @@ pub fn library_step_deviation() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn region_steps_count_one_class_inside_the_region() {
+        let obs = |margin, diagonal| Obs {
+            eq19: 0.0,
+            margin,
+            ratio: 0.5,
+            bound: 0.9,
+            diagonal,
+            ell: 10,
+        };
+        let all = [
+            obs(3.0, true),
+            obs(1.0, true),
+            obs(2.0, true),
+            obs(5.0, false),
+            obs(0.5, false),
+        ];
+        // c = 2: margins 3 and 2 (diagonal), 5 (Σ = I).
+        assert_eq!(region_steps(&all, 2.0, true), 2);
+        assert_eq!(region_steps(&all, 2.0, false), 1);
+        assert_eq!(region_steps(&all, 6.0, false), 0);
+    }
 
     #[test]
     fn starts_follow_their_documented_law() {
