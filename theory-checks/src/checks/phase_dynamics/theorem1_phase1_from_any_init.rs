@@ -120,9 +120,7 @@ fn trial(
         anchor_min_samples: CANDIDATE_SAMPLES,
     };
     let labels = fed.labels().expect("synthetic");
-    let start_err = (0..K)
-        .map(|j| (theta0 - ts.column(j)).norm())
-        .fold(0.0, f64::max);
+    let start_err = start_error(theta0, ts);
     let mut rec = Recorder::quiet();
     match run_fedmd(fed, &p, theta0, seed, &mut rec) {
         Ok(out) => {
@@ -144,6 +142,14 @@ fn trial(
             (sup / sep, f64::INFINITY, vec![start_err / sep])
         }
     }
+}
+
+/// The start's error as the anchors' is measured: its largest distance to a centre (every
+/// anchor starts at `θ₀`, whatever its cluster).
+fn start_error(theta0: &DVector<f64>, ts: &DMatrix<f64>) -> f64 {
+    ts.column_iter()
+        .map(|c| (theta0 - c).norm())
+        .fold(0.0, f64::max)
 }
 
 /// A trial succeeds when both its worst anchor's error and Phase 1's output are within
@@ -244,6 +250,15 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_start_error_is_the_largest_distance_to_a_centre() {
+        // Centres (0, 0), (3, 0), (0, 4); θ₀ = (1, 1): distances √2, √5, √10.
+        let ts = nalgebra::DMatrix::from_column_slice(2, 3, &[0.0, 0.0, 3.0, 0.0, 0.0, 4.0]);
+        let theta0 = nalgebra::DVector::from_column_slice(&[1.0, 1.0]);
+        let e = super::start_error(&theta0, &ts);
+        assert!((e - 10f64.sqrt()).abs() < 1e-15, "{e}");
+    }
+
     #[test]
     fn a_trial_needs_both_the_anchors_and_the_output_within_epsilon() {
         let (inside, outside) = (super::EPSILON / 2.0, super::EPSILON * 2.0);
