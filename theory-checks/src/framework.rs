@@ -290,13 +290,23 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
 /// (the decision in the module doc): `C` is the largest ratio `statistic/shape` on the
 /// calibration points times the stated `safety` factor; the check then requires every
 /// validation ratio to be `≤ C`. Returns `(C, worst validation ratio)`.
+///
+/// A degenerate calibration — no calibration point, or a largest ratio that is not a positive
+/// finite number (every statistic 0, a shape of 0) — gives `C = NaN`, which no validation
+/// ratio satisfies (`worst ≤ NaN` is false): the check fails instead of passing vacuously
+/// with `0 ≤ 0`.
 pub fn calibrate_then_validate(
     calibration: &[(f64, f64)],
     validation: &[(f64, f64)],
     safety: f64,
 ) -> (f64, f64) {
     let ratio = |(stat, shape): &(f64, f64)| stat / shape;
-    let c = calibration.iter().map(ratio).fold(0.0, f64::max) * safety;
+    let largest = calibration.iter().map(ratio).fold(0.0, f64::max);
+    let c = if largest > 0.0 && largest.is_finite() {
+        largest * safety
+    } else {
+        f64::NAN
+    };
     let worst = validation.iter().map(ratio).fold(0.0, f64::max);
     (c, worst)
 }
@@ -392,6 +402,26 @@ mod tests {
         assert!(!f(0.39, Side::AtLeast).ok());
         assert!(f(0.4, Side::Both).ok() && f(0.6, Side::Both).ok());
         assert!(!f(0.39, Side::Both).ok() && !f(0.61, Side::Both).ok());
+    }
+
+    #[test]
+    fn calibrate_then_validate_by_hand_and_never_vacuous() {
+        // Ratios 0.5 and 2 calibrate C = 2 × 3 = 6; validation ratios 1 and 4: worst 4.
+        let (c, worst) =
+            calibrate_then_validate(&[(1.0, 2.0), (4.0, 2.0)], &[(1.0, 1.0), (8.0, 2.0)], 3.0);
+        assert_eq!(
+            (c.to_bits(), worst.to_bits()),
+            (6f64.to_bits(), 4f64.to_bits())
+        );
+        // Every calibration statistic 0, a zero shape, or no calibration point: C is NaN and
+        // the check's `worst ≤ C` fails, even for a worst of 0.
+        for cal in [&[(0.0, 1.0), (0.0, 2.0)][..], &[(1.0, 0.0)][..], &[][..]] {
+            let (c, worst) = calibrate_then_validate(cal, &[(0.0, 1.0)], 2.0);
+            assert!(c.is_nan() && worst.to_bits() == 0f64.to_bits());
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let fails = !(worst <= c);
+            assert!(fails);
+        }
     }
 
     #[test]
