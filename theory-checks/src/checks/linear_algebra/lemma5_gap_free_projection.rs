@@ -145,17 +145,10 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
     norm_deviation = norm_deviation.max((e_norm / eps - 1.0).abs());
     let mut sv: Vec<f64> = m.singular_values().iter().copied().collect();
     sv.sort_by(|a, b| b.total_cmp(a));
-    let dk_gap = s_vals[k - 1] - sv[k];
-    let dk = if dk_gap > 0.0 {
-        e_norm / dk_gap
-    } else {
-        f64::INFINITY
-    };
-    let yws = 2.0 * e_norm / s_vals[k - 1].max(f64::MIN_POSITIVE);
     Instance {
         x,
         m,
-        dk: dk.min(yws),
+        dk: perturbation_bound(e_norm, s_vals[k - 1], sv[k]),
         gap_over_eps: (sv[k - 1] - sv[k]) / eps,
         norm_deviation,
         lambda_k_over_eps: s_vals[k - 1] / eps,
@@ -169,6 +162,35 @@ fn projection_error(q: &DMatrix<f64>, x: &DMatrix<f64>) -> f64 {
 
 fn iterations(c: f64, k: usize, d: usize, h: f64, eps: f64) -> usize {
     (c * k as f64 * (d as f64 * h / eps).ln()).ceil().max(1.0) as usize
+}
+
+/// The better of the classical subspace perturbation bounds on `sin∠` between the top-`k`
+/// subspaces of `S` and `S + E`: Davis–Kahan `‖E‖/(σ_k(S) − σ_{k+1}(S + E))` (∞ without a
+/// gap) and Yu–Wang–Samworth `2‖E‖/σ_k(S)`. A value ≥ 1 says neither bound says anything.
+fn perturbation_bound(e_norm: f64, sigma_k: f64, sigma_k1_perturbed: f64) -> f64 {
+    let dk_gap = sigma_k - sigma_k1_perturbed;
+    let dk = if dk_gap > 0.0 {
+        e_norm / dk_gap
+    } else {
+        f64::INFINITY
+    };
+    let yws = 2.0 * e_norm / sigma_k.max(f64::MIN_POSITIVE);
+    dk.min(yws)
+}
+
+/// The check's parts: the 3√ε bound, the instances gap-free (the perturbation bounds vacuous),
+/// the instances as documented, the slope.
+struct Verdict {
+    within_bound: bool,
+    gap_free: bool,
+    as_documented: bool,
+    slope: bool,
+}
+
+impl Verdict {
+    fn passed(&self) -> bool {
+        self.within_bound && self.gap_free && self.as_documented && self.slope
+    }
 }
 
 /// Run the check.
@@ -255,7 +277,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     // 10⁻⁶ … 10, seven decades.
     let eps_decades = slope.design.decades().unwrap_or(0.0);
     let as_documented = as_documented && eps_decades >= EPS_DECADES - 1e-9;
-    let passed = worst <= bound && gap_free && as_documented && slope.ok();
+    let passed = Verdict {
+        within_bound: worst <= bound,
+        gap_free,
+        as_documented,
+        slope: slope.ok(),
+    }
+    .passed();
     let eps_range: Vec<f64> = merged.iter().map(|p| p.0).collect();
     CheckRecord {
         name: "lemma5_gap_free_projection".into(),
@@ -298,6 +326,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_perturbation_bound_by_hand() {
+        // ‖E‖ = 0.1, σ_k(S) = 1: gap to σ_{k+1}(S + E) = 0.9 → DK 0.1/0.1 = 1 vs YWS 0.2;
+        // σ_{k+1}(S + E) = 0.5 → DK 0.2 vs YWS 0.2; no gap → YWS.
+        assert!((perturbation_bound(0.1, 1.0, 0.9) - 0.2).abs() < 1e-12);
+        assert!((perturbation_bound(0.1, 1.0, 0.95) - 0.2).abs() < 1e-12);
+        assert!((perturbation_bound(0.1, 1.0, 1.2) - 0.2).abs() < 1e-12);
+        // ‖E‖ = 0.01, σ_k = 0.1, σ_{k+1}(S + E) = 0.02: DK 0.01/0.08 = 0.125 < YWS 0.2.
+        assert!((perturbation_bound(0.01, 0.1, 0.02) - 0.125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_verdict_needs_every_part() {
+        let good = || Verdict {
+            within_bound: true,
+            gap_free: true,
+            as_documented: true,
+            slope: true,
+        };
+        assert!(good().passed());
+        let broken: [fn(&mut Verdict); 4] = [
+            |v| v.within_bound = false,
+            |v| v.gap_free = false,
+            |v| v.as_documented = false,
+            |v| v.slope = false,
+        ];
+        for (i, f) in broken.iter().enumerate() {
+            let mut v = good();
+            f(&mut v);
+            assert!(!v.passed(), "part {i} broken, yet the check passed");
+        }
+    }
+
+    #[test]
     fn the_iteration_count_is_the_lemmas_by_hand() {
         // ⌈1 · 2 · ln(20 · 1 / 10⁻²)⌉ = ⌈2 ln 2000⌉ = ⌈15.20⌉ = 16.
         assert_eq!(iterations(1.0, 2, 20, 1.0, 1e-2), 16);
@@ -314,6 +375,16 @@ mod tests {
             let eps = ratio * h * h;
             for f_all in [false, true] {
                 let inst = build(d, k, eps, h, f_all, &mut rng);
+                // The perturbation bound from the instance's own S = XXᵀ and E = M − S.
+                let s = &inst.x * inst.x.transpose();
+                let desc = |a: &DMatrix<f64>| {
+                    let mut v: Vec<f64> = a.singular_values().iter().copied().collect();
+                    v.sort_by(|a, b| b.total_cmp(a));
+                    v
+                };
+                let e_norm = desc(&(&inst.m - &s))[0];
+                let want = perturbation_bound(e_norm, desc(&s)[k - 1], desc(&inst.m)[k]);
+                assert!((inst.dk / want - 1.0).abs() < 1e-6, "{} vs {want}", inst.dk);
                 // ‖x_1‖ = H and ‖x_k‖ = 3√ε, by hand.
                 assert!((inst.x.column(0).norm() / h - 1.0).abs() < 1e-12);
                 assert!((inst.x.column(k - 1).norm() / (3.0 * eps.sqrt()) - 1.0).abs() < 1e-12);
