@@ -247,6 +247,17 @@ struct Traj {
     path: Vec<f64>,
 }
 
+/// Part A's grid point `i`: calibration tags `0, 1, …`, validation tags `100 + i` — distinct,
+/// so that no validation point reuses a calibration point's data, and below part B's first tag
+/// (300).
+fn part_a_tag(validation: bool, i: usize) -> u64 {
+    if validation {
+        100 + i as u64
+    } else {
+        i as u64
+    }
+}
+
 /// Part C's start `s` (< 1000) at grid point `tag`.
 fn start_index(tag: u64, s: u64) -> u64 {
     tag * 1000 + s
@@ -335,13 +346,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let cal_a: Vec<(f64, (f64, usize))> = cal_g
         .iter()
         .enumerate()
-        .map(|(i, &g)| (g, gap(cfg, &base_a(2), g, starts_a, i as u64)))
+        .map(|(i, &g)| (g, gap(cfg, &base_a(2), g, starts_a, part_a_tag(false, i))))
         .collect();
     let val_a: Vec<(usize, f64, (f64, usize))> = [2usize, 4]
         .iter()
         .flat_map(|&k| val_g.iter().map(move |&g| (k, g)))
         .enumerate()
-        .map(|(i, (k, g))| (k, g, gap(cfg, &base_a(k), g, starts_a, 100 + i as u64)))
+        .map(|(i, (k, g))| (k, g, gap(cfg, &base_a(k), g, starts_a, part_a_tag(true, i))))
         .collect();
     let (inv_c, worst_a) = calibrate_then_validate(
         &cal_a
@@ -635,6 +646,18 @@ mod tests {
             "{}",
             inst.shape(1.0)
         );
+    }
+
+    /// Part A's calibration (3 points) and validation (2 × 9 at the full profile) points draw
+    /// disjoint streams, all below part B's tags (300 on).
+    #[test]
+    fn part_a_points_have_their_own_tags() {
+        let tags: Vec<u64> = (0..3)
+            .map(|i| part_a_tag(false, i))
+            .chain((0..18).map(|i| part_a_tag(true, i)))
+            .collect();
+        assert_distinct(tags.iter().copied(), "part A's tags");
+        assert!(tags.iter().all(|&t| t < 300), "{tags:?}");
     }
 
     /// Part C's grid points (tags 700 + i), starts (< 10 in the full profile) and rounds (<
