@@ -165,6 +165,14 @@ mod tests {
         assert!((got - 5.0).abs() < 1e-12, "{got}");
         // m = 1: the single row 2e₂, 4.
         assert!((super::subset_norm_lower_bound(&x, 1, 5, 1) - 4.0).abs() < 1e-12);
+        // No row orthogonal to another (no projection is ever 0, so the rows' order must come
+        // from the projections): (1, 0), (1, 0), (0.1, 1), (0.1, 2); the best pair is the last
+        // two, λ_max [[0.02, 0.3], [0.3, 5]] = (5.02 + √(4.98² + 0.36))/2 ≈ 5.0175 (the first
+        // two give 2).
+        let x = nalgebra::DMatrix::from_row_slice(4, 2, &[1.0, 0.0, 1.0, 0.0, 0.1, 1.0, 0.1, 2.0]);
+        let want = (5.02 + (4.98f64 * 4.98 + 0.36).sqrt()) / 2.0;
+        let got = super::subset_norm_lower_bound(&x, 2, 5, 2);
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
     }
 
     #[test]
