@@ -434,6 +434,7 @@ mod tests {
             .fold(0.0, f64::max);
         let mut rng = stream(3, Purpose::Init, 0);
         let (mut near_min, mut near_max, mut far_max) = (f64::INFINITY, 0.0f64, 0.0f64);
+        let mut far_outer = 0;
         for s in 0..400 {
             let theta = start(&mix, sep, &mut rng, s);
             if s % 2 == 0 {
@@ -447,8 +448,16 @@ mod tests {
             } else {
                 assert!(theta.norm() <= 2.0 * big * (1.0 + 1e-12));
                 far_max = far_max.max(theta.norm());
+                far_outer += usize::from(theta.norm() > big);
             }
         }
+        // Half the radius or more: U^{1/8} > ½, probability 1 − 2⁻⁸ = 0.996 per draw (199.2 of
+        // 200 expected; fewer than 180 has probability < 10⁻¹⁵). A radius law U^8 instead of
+        // U^{1/8} would give ≈ 17.
+        assert!(
+            far_outer >= 180,
+            "{far_outer} of 200 far starts beyond half the radius"
+        );
         // Uniform in the ball of radius 2·max‖θ*_j‖: radius 2·big·U^{1/d}; 200 draws in d = 8
         // exceed 1.5·big unless every U^{1/8} < 3/4 (probability 0.1^200).
         assert!(far_max > 1.5 * big, "{far_max} vs {big}");
