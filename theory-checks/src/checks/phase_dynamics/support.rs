@@ -207,6 +207,22 @@ pub fn assert_distinct(seeds: impl IntoIterator<Item = u64>, what: &str) {
     );
 }
 
+/// Test helper: a check's verdict passes with every part good, and fails when any one part is
+/// broken (so no part is dropped from the conjunction, and each guard bites on its own).
+#[cfg(test)]
+pub fn assert_each_part_fails<V>(
+    good: impl Fn() -> V,
+    broken: &[fn(&mut V)],
+    passed: fn(&V) -> bool,
+) {
+    assert!(passed(&good()), "the good verdict fails");
+    for (i, f) in broken.iter().enumerate() {
+        let mut v = good();
+        f(&mut v);
+        assert!(!passed(&v), "part {i} broken, yet the check passed");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
