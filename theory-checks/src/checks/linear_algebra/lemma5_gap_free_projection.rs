@@ -178,6 +178,14 @@ fn perturbation_bound(e_norm: f64, sigma_k: f64, sigma_k1_perturbed: f64) -> f64
     dk.min(yws)
 }
 
+/// The instances are the documented ones: norms exact to [`NORM_RTOL`], `λ_k(S)/ε` at most
+/// [`LAMBDA_K_MAX`] (to the same rounding), ε over [`EPS_DECADES`] decades.
+fn instances_as_documented(max_norm_deviation: f64, max_lambda_k: f64, eps_decades: f64) -> bool {
+    max_norm_deviation <= NORM_RTOL
+        && max_lambda_k <= LAMBDA_K_MAX * (1.0 + NORM_RTOL)
+        && eps_decades >= EPS_DECADES - 1e-9
+}
+
 /// The check's parts: the 3√ε bound, the instances gap-free (the perturbation bounds vacuous),
 /// the instances as documented, the slope.
 struct Verdict {
@@ -271,12 +279,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .map_or("none of the ladder".to_string(), |(c, _)| format!("{c}"));
     let instances = obs.len();
     let gap_free = max_gap <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0;
-    let as_documented =
-        max_norm_deviation <= NORM_RTOL && max_lambda_k <= LAMBDA_K_MAX * (1.0 + NORM_RTOL);
     // The ε grid as documented: ε/H² from 10⁻⁶ to 10⁻¹ at H = 1 and 10, so ε spans
     // 10⁻⁶ … 10, seven decades.
     let eps_decades = slope.design.decades().unwrap_or(0.0);
-    let as_documented = as_documented && eps_decades >= EPS_DECADES - 1e-9;
+    let as_documented = instances_as_documented(max_norm_deviation, max_lambda_k, eps_decades);
     let passed = Verdict {
         within_bound: worst <= bound,
         gap_free,
@@ -334,6 +340,23 @@ mod tests {
         assert!((perturbation_bound(0.1, 1.0, 1.2) - 0.2).abs() < 1e-12);
         // ‖E‖ = 0.01, σ_k = 0.1, σ_{k+1}(S + E) = 0.02: DK 0.01/0.08 = 0.125 < YWS 0.2.
         assert!((perturbation_bound(0.01, 0.1, 0.02) - 0.125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn documented_instances_by_hand() {
+        assert!(instances_as_documented(0.0, LAMBDA_K_MAX, EPS_DECADES));
+        // λ_k(S)/ε above 1.62 (by more than rounding), a norm off by 10⁻⁸, six decades.
+        assert!(!instances_as_documented(
+            0.0,
+            LAMBDA_K_MAX * 1.01,
+            EPS_DECADES
+        ));
+        assert!(!instances_as_documented(1e-8, LAMBDA_K_MAX, EPS_DECADES));
+        assert!(!instances_as_documented(
+            0.0,
+            LAMBDA_K_MAX,
+            EPS_DECADES - 1.0
+        ));
     }
 
     #[test]
