@@ -84,8 +84,9 @@ pub fn client_moments(
 /// `Y = Σ_i w_i U_i` (`w_i = n_i/Σn`) of the practical variant, formed centrally. For the
 /// all-pairs pairing this is `S̃S̃ᵀ − ẼẼᵀ` with `Ẽ` the residual moments scaled by
 /// `√(w_i/(n_i(n_i−1)))` and `S̃_i` their per-client sums: one pass over the data, with `Ẽ` and
-/// `S̃` streamed through scratch blocks of 4096 columns (memory `O(d · 4096)`, not `O(dN)` or
-/// `O(dM)`; bit-identical to forming them). Equal to `assemble(client_moments(..))` up to
+/// `S̃` streamed through scratch blocks (256 columns with the lower-triangle Gram kernel, 4096
+/// without it: memory `O(d · 4096)` at most, not `O(dN)` or `O(dM)`; bit-identical to forming
+/// them), by [`subspace_matrices`] at the one `θ`. Equal to `assemble(client_moments(..))` up to
 /// rounding.
 pub fn subspace_matrix(
     fed: &Federation,

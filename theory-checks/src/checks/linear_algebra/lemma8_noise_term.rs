@@ -139,7 +139,7 @@ fn sym_norm(k: &nalgebra::DMatrix<f64>) -> f64 {
         .max()
 }
 
-/// The lemma's shape `σ² s d λ_max(K_sym) / N`.
+/// SXY22 Lemma 8's shape `σ² s d λ_max(K_sym) / N` (its constant is calibrated).
 fn shape(sigma: f64, s: usize, d: usize, knorm: f64, n_tot: usize) -> f64 {
     sigma * sigma * s as f64 * d as f64 * knorm / n_tot as f64
 }

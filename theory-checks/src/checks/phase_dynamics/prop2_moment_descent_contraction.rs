@@ -127,11 +127,16 @@ struct Obs {
     ell: usize,
 }
 
+/// Whether a step is inside eq. 20's region `‖Σ(θ* − θ)‖² ≥ C·shape` (`margin ≥ c`).
+fn in_region(o: &Obs, c: f64) -> bool {
+    o.margin >= c
+}
+
 /// Steps of one covariance class (`diagonal`: random diagonal `Σ`; otherwise `Σ = I`) inside
-/// eq. 20's region `‖Σ(θ* − θ)‖² ≥ C·shape` (`margin ≥ c`).
+/// eq. 20's region.
 fn region_steps(obs: &[Obs], c: f64, diagonal: bool) -> usize {
     obs.iter()
-        .filter(|o| o.diagonal == diagonal && o.margin >= c)
+        .filter(|o| o.diagonal == diagonal && in_region(o, c))
         .count()
 }
 
@@ -248,11 +253,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let val = eval(&valid, 1000);
     let pairs = |o: &[Obs]| -> Vec<(f64, f64)> { o.iter().map(|x| (x.eq19, 1.0)).collect() };
     let (c, worst19) = calibrate_then_validate(&pairs(&cal), &pairs(&val), SAFETY);
-    let in_region = |o: &&Obs| o.margin >= c;
+    let in_c_region = |o: &&Obs| in_region(o, c);
     let all: Vec<&Obs> = cal.iter().chain(val.iter()).collect();
-    let region: Vec<&Obs> = all.iter().copied().filter(in_region).collect();
+    let region: Vec<&Obs> = all.iter().copied().filter(in_c_region).collect();
     let worst21 = region.iter().map(|o| o.ratio / o.bound).fold(0.0, f64::max);
-    let val_fraction = val.iter().filter(in_region).count() as f64 / val.len() as f64;
+    let val_fraction = val.iter().filter(in_c_region).count() as f64 / val.len() as f64;
     let val_steps = |diag: bool| region_steps(&val, c, diag);
     let region_ok = val_fraction >= MIN_REGION_FRACTION
         && val_steps(false) >= MIN_REGION_STEPS
@@ -279,7 +284,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     };
     let outside_worst = all
         .iter()
-        .filter(|o| !in_region(o))
+        .filter(|o| !in_c_region(o))
         .map(|o| o.ratio)
         .fold(0.0, f64::max);
     // Observed trend of the eq. 19 ratio in ℓ (information: ξ₂'s (k/ℓ)log³N term dominates
@@ -304,7 +309,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let passed = worst21 <= 1.0 && worst19 <= c && region_ok && lib_dev < LIBRARY_STEP_TOL;
     let points = |diag: bool, inside: bool| -> Vec<(f64, f64)> {
         all.iter()
-            .filter(|o| o.diagonal == diag && in_region(o) == inside)
+            .filter(|o| o.diagonal == diag && in_c_region(o) == inside)
             .map(|o| (o.margin / c, o.ratio))
             .collect()
     };
