@@ -247,6 +247,13 @@ struct Traj {
     path: Vec<f64>,
 }
 
+/// The lower bound `1 − r ≥ c γp` on the contraction gap at step `γp` that part A's validated
+/// constant gives (eq. 5), from the calibrated `1/c` (the largest allowed `γp/(1 − r)`);
+/// `γp = 1` gives `c` itself.
+fn validated_gap(inv_c: f64, gamma_p: f64) -> f64 {
+    gamma_p / inv_c
+}
+
 /// Part A's grid point `i`: calibration tags `0, 1, …`, validation tags `100 + i` — distinct,
 /// so that no validation point reuses a calibration point's data, and below part B's first tag
 /// (300).
@@ -365,7 +372,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .collect::<Vec<_>>(),
         SAFETY,
     );
-    let c = 1.0 / inv_c;
+    let c = validated_gap(inv_c, 1.0);
     let gap_slope = |k: usize| {
         let v: Vec<(f64, f64)> = val_a
             .iter()
@@ -587,7 +594,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("part A (σ = 0, d = 10, m = 50k, n' = 100, {starts_a} starts, r = max_j ratio): c = min calibration (1−r)/(γp) ÷ {SAFETY} = {c:.4}; max validation γp/(1−r) = {worst_a:.4} vs 1/c = {inv_c:.4} ({})", if worst_a <= inv_c { "ok" } else { "FAIL" }),
             format!("part A calibration (γp, 1−r): {}", join(cal_a.iter().map(|(g, (gp, _))| format!("({g}, {gp:.4e})")).collect())),
             format!("part A validation (k, γp, 1−r): {}", join(val_a.iter().map(|(k, g, (gp, _))| format!("({k}, {g:.4}, {gp:.4e})")).collect())),
-            format!("at the theorem's step γp = {STEP_P:.4} the validated bound gives 1 − r ≥ {:.3} (eq. 1 needs ½)", c * STEP_P),
+            format!("at the theorem's step γp = {STEP_P:.4} the validated bound gives 1 − r ≥ {:.3} (eq. 1 needs ½)", validated_gap(inv_c, STEP_P)),
             format!("part B (one round from θ* at γ = {STEP_P:.4}/p, {reps} replicates, statistic = max over replicates ÷ {shape_name}): C₂ = max calibration ratio × {SAFETY} = {c2:.4}; worst validation ratio {worst_b:.4}"),
             format!("part B calibration: {}", join(cal_pts.iter().map(row_b).collect())),
             format!("part B validation, mn' sweep: {}", join(mn_pts.iter().map(row_b).collect())),
@@ -622,6 +629,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_distinct;
+
+    #[test]
+    fn the_validated_constant_bounds_the_gap_at_a_step() {
+        // 1/c = 4: c = ¼, and at the theorem's γp = ⅔ the gap is at least ⅙.
+        assert_eq!(validated_gap(4.0, 1.0).to_bits(), 0.25f64.to_bits());
+        assert!((validated_gap(4.0, 2.0 / 3.0) - 1.0 / 6.0).abs() < 1e-15);
+    }
 
     #[test]
     fn the_floor_shape_is_eq1s_by_hand() {

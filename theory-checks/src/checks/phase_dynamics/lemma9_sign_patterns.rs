@@ -142,6 +142,13 @@ impl Row {
     fn is(&self, d: usize, k: usize) -> bool {
         self.d == d && self.k == k
     }
+
+    /// Whether the row enters the growth-exponent fit: its pattern count is far from what
+    /// `samples` draws of θ can find (below 1/20 of them, so sampling does not cap it) and `m`
+    /// is past the shattering regime (`m(k − 1) ≥ 2dk`, where the count is polynomial in `m`).
+    fn unsaturated(&self, samples: usize) -> bool {
+        (self.poly as f64) < samples as f64 / 20.0 && self.m * (self.k - 1) >= 2 * self.d * self.k
+    }
 }
 
 /// The bit of `P_{0l}[x_i, y_i]`'s sign in a pattern key: point `i`'s `k − 1` polynomials
@@ -211,9 +218,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .all(|r| (r.binary as f64) < 2f64.powi(r.m as i32));
         let ours: Vec<&Row> = rows
             .iter()
-            .filter(|r| {
-                r.is(d, k) && (r.poly as f64) < samples as f64 / 20.0 && r.m * (k - 1) >= 2 * dk
-            })
+            .filter(|r| r.is(d, k) && r.unsaturated(samples))
             .collect();
         let growth = if ours.len() >= 2 {
             loglog_fit(
@@ -316,6 +321,27 @@ mod tests {
         bits.sort_unstable();
         assert_eq!(bits, (0..128).collect::<Vec<_>>());
         assert_eq!(pattern_bit(5, 2, 3), 11);
+    }
+
+    #[test]
+    fn the_growth_fit_takes_rows_below_the_sampling_cap_past_shattering() {
+        let row = |d, k, m, poly| Row {
+            d,
+            k,
+            m,
+            poly,
+            binary: 0,
+            bound: 0.0,
+        };
+        // 60 000 draws: the cap is a count below 3000.
+        assert!(row(1, 2, 4, 2999).unsaturated(60_000));
+        assert!(!row(1, 2, 4, 3000).unsaturated(60_000));
+        // d = 2, k = 2: m(k − 1) = m must reach 2dk = 8.
+        assert!(row(2, 2, 8, 10).unsaturated(60_000));
+        assert!(!row(2, 2, 7, 10).unsaturated(60_000));
+        // d = 1, k = 3: 2m ≥ 6 ⇔ m ≥ 3.
+        assert!(row(1, 3, 3, 10).unsaturated(60_000));
+        assert!(!row(1, 3, 2, 10).unsaturated(60_000));
     }
 
     #[test]

@@ -150,6 +150,34 @@ struct Point {
 }
 
 impl Point {
+    /// A point at `n` samples per client before any replicate is counted.
+    fn new(n: usize, reps: usize) -> Self {
+        Point {
+            n,
+            reps,
+            fail0: 0,
+            fail1: 0,
+            fixed: 0,
+            broken: 0,
+            wrong0: 0,
+            wrong1: 0,
+            bad_start: 0,
+            step_dev: None,
+        }
+    }
+
+    /// Count one replicate: ONE_SHOT's (misclustered clients, exact recovery, good start) and
+    /// REFINE's (misclustered clients, exact recovery).
+    fn add(&mut self, (w0, ok0, good0): (usize, bool, bool), (w1, ok1): (usize, bool)) {
+        self.wrong0 += w0;
+        self.wrong1 += w1;
+        self.fail0 += usize::from(!ok0);
+        self.fail1 += usize::from(!ok1);
+        self.fixed += usize::from(!ok0 && ok1);
+        self.broken += usize::from(ok0 && !ok1);
+        self.bad_start += usize::from(!good0);
+    }
+
     fn p0(&self) -> f64 {
         self.fail0 as f64 / self.reps as f64
     }
@@ -244,6 +272,22 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
     worst
 }
 
+/// The tag of grid point `i`: calibration points `0, 1, …`, validation points `100, 101, …`
+/// (disjoint, so no validation point reuses a calibration point's data).
+fn point_tag(validation: bool, i: usize) -> u64 {
+    if validation {
+        100 + i as u64
+    } else {
+        i as u64
+    }
+}
+
+/// The seed index of replicate `r` at the grid point tagged `tag` (injective for `r < 100 000`,
+/// so every replicate of every point draws its own federation).
+fn replicate_index(tag: u64, r: u64) -> u64 {
+    tag * 100_000 + r
+}
+
 fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let ts = simplex_centres(D, K, DELTA);
     let mix = Mixture::with_theta(ts, SIGMA);
@@ -251,26 +295,15 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let alg = SrFca {
         params: config(cfg.sabotage),
     };
-    let mut pt = Point {
-        n,
-        reps,
-        fail0: 0,
-        fail1: 0,
-        fixed: 0,
-        broken: 0,
-        wrong0: 0,
-        wrong1: 0,
-        bad_start: 0,
-        step_dev: None,
-    };
+    let mut pt = Point::new(n, reps);
     for r in 0..reps as u64 {
         let fed = mix.federation(
             &truth,
             &[n; CLIENTS],
-            child(cfg.seed, 41, tag * 100_000 + r),
+            child(cfg.seed, 41, replicate_index(tag, r)),
         );
         let mut rec = Recorder::new(true);
-        let ((w0, ok0, good0), (w1, ok1)) = match alg.run_detailed(&fed, &mut rec) {
+        let (one_shot, refine) = match alg.run_detailed(&fed, &mut rec) {
             Ok(_) => {
                 if pt.step_dev.is_none() {
                     pt.step_dev = Some(trimmed_mean_gd_deviation(&fed, &alg.params, &rec));
@@ -281,13 +314,7 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
             }
             Err(_) => ((CLIENTS, false, false), (CLIENTS, false)),
         };
-        pt.wrong0 += w0;
-        pt.wrong1 += w1;
-        pt.fail0 += usize::from(!ok0);
-        pt.fail1 += usize::from(!ok1);
-        pt.fixed += usize::from(!ok0 && ok1);
-        pt.broken += usize::from(ok0 && !ok1);
-        pt.bad_start += usize::from(!good0);
+        pt.add(one_shot, refine);
     }
     pt
 }
@@ -356,12 +383,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let cal: Vec<Point> = CAL_N
         .iter()
         .enumerate()
-        .map(|(i, &n)| measure(cfg, n, reps, i as u64))
+        .map(|(i, &n)| measure(cfg, n, reps, point_tag(false, i)))
         .collect();
     let val: Vec<Point> = val_n
         .iter()
         .enumerate()
-        .map(|(i, &n)| measure(cfg, n, reps, 100 + i as u64))
+        .map(|(i, &n)| measure(cfg, n, reps, point_tag(true, i)))
         .collect();
     // Test 1: pooled sign test.
     let all: Vec<&Point> = cal.iter().chain(&val).collect();
@@ -502,7 +529,41 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::phase_dynamics::support::assert_t_reference;
+    use crate::checks::phase_dynamics::support::{assert_distinct, assert_t_reference};
+
+    #[test]
+    fn a_point_counts_each_replicate_at_both_stages() {
+        let mut p = Point::new(20, 4);
+        p.add((3, false, true), (0, true)); // fixed by REFINE
+        p.add((0, true, true), (2, false)); // broken by REFINE
+        p.add((5, false, false), (4, false)); // failed at both, bad start
+        p.add((0, true, true), (0, true)); // exact at both
+        assert_eq!(
+            (p.wrong0, p.wrong1, p.fail0, p.fail1),
+            (8, 6, 2, 2),
+            "misclustered clients and failures per stage"
+        );
+        assert_eq!((p.fixed, p.broken, p.bad_start), (1, 1, 1));
+        assert_eq!(p.q0().to_bits(), (8.0 / (4.0 * CLIENTS as f64)).to_bits());
+        assert_eq!(p.q1().to_bits(), (6.0 / (4.0 * CLIENTS as f64)).to_bits());
+        assert_eq!((p.p0(), p.p1()), (0.5, 0.5));
+    }
+
+    #[test]
+    fn every_replicate_of_every_point_has_its_own_stream() {
+        // The full profile's grid: 3 calibration points, 12 validation points, 300 replicates.
+        let tags: Vec<u64> = (0..CAL_N.len())
+            .map(|i| point_tag(false, i))
+            .chain((0..12).map(|i| point_tag(true, i)))
+            .collect();
+        let want: Vec<u64> = (0..3).chain(100..112).collect();
+        assert_eq!(tags, want);
+        assert_distinct(
+            tags.iter()
+                .flat_map(|&t| (0..300).map(move |r| replicate_index(t, r))),
+            "replicate seed indices",
+        );
+    }
 
     #[test]
     fn the_verdict_needs_every_test_and_both_guards() {

@@ -106,6 +106,22 @@ struct Fit {
 }
 
 impl Fit {
+    /// The fit of a distance path `d(θ_t, θ*)`, `t = 0, 1, …`: the per-round rate `r = exp(slope
+    /// of ln d on t)` (gap `1 − r`), the decay `ln(d_0 / d_T)` in nats and the `T` rounds run.
+    fn from_path(setting: Setting, kappa: f64, path: Vec<f64>) -> Self {
+        let ts: Vec<f64> = (0..path.len()).map(|t| t as f64).collect();
+        let logs: Vec<f64> = path.iter().map(|x| x.ln()).collect();
+        let (slope, _) = crate::framework::linear_fit(&ts, &logs);
+        Fit {
+            setting,
+            kappa,
+            gap: 1.0 - slope.exp(),
+            decay: (path[0] / path[path.len() - 1]).ln(),
+            rounds: path.len() - 1,
+            path,
+        }
+    }
+
     /// `sηρ/κ`.
     fn x(&self) -> f64 {
         self.setting.s as f64 * self.setting.eta * self.setting.rho / self.kappa
@@ -150,18 +166,8 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
         theta = phase2_round(&fed, &theta, &p, None).0;
         path.push(dist(&theta));
     }
-    let ts_: Vec<f64> = (0..path.len()).map(|t| t as f64).collect();
-    let logs: Vec<f64> = path.iter().map(|x| x.ln()).collect();
-    let (slope, _) = crate::framework::linear_fit(&ts_, &logs);
     let rho = fedmix::metrics::rho(&fed.sizes(), &labels, K);
-    Fit {
-        setting: Setting { rho, ..st },
-        kappa,
-        gap: 1.0 - slope.exp(),
-        decay: (d0 / path[path.len() - 1]).ln(),
-        rounds: path.len() - 1,
-        path,
-    }
+    Fit::from_path(Setting { rho, ..st }, kappa, path)
 }
 
 /// Federations per point of the ρ-sweep: 1 (quick), 4 (full). Decision, measured (full
@@ -381,6 +387,21 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_t_reference;
+
+    #[test]
+    fn a_geometric_path_fits_its_rate_decay_and_rounds() {
+        // d_t = 0.5^t for t = 0..3: rate ½ (gap ½), decay ln 8 nats, 3 rounds.
+        let st = Setting {
+            s: 1,
+            eta: 0.1,
+            rho: 0.5,
+        };
+        let f = Fit::from_path(st, 1.0, vec![1.0, 0.5, 0.25, 0.125]);
+        assert!((f.gap - 0.5).abs() < 1e-12, "gap {}", f.gap);
+        assert!((f.decay - 8f64.ln()).abs() < 1e-12, "decay {}", f.decay);
+        assert_eq!(f.rounds, 3);
+        assert_eq!(f.path.len(), 4);
+    }
 
     #[test]
     fn replicate_fits_combine_by_geometric_means_by_hand() {
