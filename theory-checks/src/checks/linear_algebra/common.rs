@@ -569,6 +569,11 @@ mod tests {
             / 5.0;
         assert!((0.8..=1.2).contains(&mean), "{mean}");
         assert!(mix.cov.iter().all(|c| (0.5..=1.5).contains(c)));
+        // 2000 draws of U[0.5, 1.5]: mean 1 ± 0.0065 (one SD), extremes within 0.05 of the ends
+        // (each missed with probability 0.95²⁰⁰⁰).
+        let cov_mean = mix.cov.mean();
+        assert!((cov_mean - 1.0).abs() < 0.05, "{cov_mean}");
+        assert!(mix.cov.min() < 0.55 && mix.cov.max() > 1.45);
         let fixed = Mixture::draw(3, &[0.5, 0.5], 1.0, (0.7, 0.7), 0.3, 9);
         assert!(fixed.cov.iter().all(|&c| c.to_bits() == 0.7f64.to_bits()));
     }

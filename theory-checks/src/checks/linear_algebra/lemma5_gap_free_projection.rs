@@ -66,6 +66,22 @@ const SLOPE_TOL: f64 = 0.1;
 /// Seed tag of this check (cells use `child_seed(seed, SEED_TAG + cell)`).
 const SEED_TAG: u64 = 5_000;
 
+/// The first (smallest) constant of `ladder` whose worst statistic over every instance meets
+/// Lemma 5's `3√ε` (`worst[i]` belongs to `ladder[i]`); `None` if none does.
+fn smallest_sufficient(ladder: &[f64], worst: &[f64]) -> Option<f64> {
+    ladder
+        .iter()
+        .zip(worst)
+        .find(|(_, &w)| w <= BOUND)
+        .map(|(&c, _)| c)
+}
+
+/// The instances are gap-free as Lemma 5 needs: the largest `(σ_k(M) − σ_{k+1}(M))/ε` is within
+/// the bulk width τ, and the smallest Davis–Kahan bound is vacuous (≥ 1) on every instance.
+fn gap_free(max_gap_over_eps: f64, min_dk: f64) -> bool {
+    max_gap_over_eps <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0
+}
+
 /// One adversarial instance.
 struct Instance {
     x: DMatrix<f64>,
@@ -272,13 +288,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             _ => dk_min_line.push((e, v)),
         }
     }
-    let smallest_c = CONSTANT_LADDER
-        .iter()
-        .zip(&ladder_worst)
-        .find(|(_, &w)| w <= BOUND)
-        .map_or("none of the ladder".to_string(), |(c, _)| format!("{c}"));
+    let smallest_c = smallest_sufficient(&CONSTANT_LADDER, &ladder_worst)
+        .map_or("none of the ladder".to_string(), |c| format!("{c}"));
     let instances = obs.len();
-    let gap_free = max_gap <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0;
+    let gap_free = gap_free(max_gap, min_dk);
     // The ε grid as documented: ε/H² from 10⁻⁶ to 10⁻¹ at H = 1 and 10, so ε spans
     // 10⁻⁶ … 10, seven decades.
     let eps_decades = slope.design.decades().unwrap_or(0.0);
@@ -330,6 +343,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gap_free_needs_a_gap_within_the_bulk_and_a_vacuous_davis_kahan_bound() {
+        assert!(gap_free(BULK_WIDTH, 1.0));
+        assert!(!gap_free(BULK_WIDTH * 1.01, 2.0), "a gap wider than τ");
+        assert!(!gap_free(0.0, 0.99), "Davis–Kahan informative");
+    }
+
+    #[test]
+    fn the_smallest_sufficient_constant_is_the_first_meeting_the_bound() {
+        let ladder = [0.1, 0.2, 0.5, 1.0];
+        // The statistic falls as the constant grows; 3 itself meets the bound (≤ 3√ε).
+        assert_eq!(
+            smallest_sufficient(&ladder, &[9.0, 3.0, 1.0, 0.5]),
+            Some(0.2)
+        );
+        assert_eq!(
+            smallest_sufficient(&ladder, &[9.0, 3.5, 2.9, 0.5]),
+            Some(0.5)
+        );
+        assert_eq!(smallest_sufficient(&ladder, &[9.0, 8.0, 7.0, 6.0]), None);
+    }
 
     #[test]
     fn the_perturbation_bound_by_hand() {
