@@ -35,12 +35,23 @@ fn shape(n: f64, nu: f64, sabotage: bool) -> f64 {
     }
 }
 
+/// The stream index of the search's start `s < STARTS` at grid point `idx` (injective while
+/// `STARTS ≤ 64`: no two starts of any points share a direction).
+fn start_index(idx: u64, s: usize) -> u64 {
+    idx * 64 + s as u64
+}
+
+/// The index of the `k`-th ν (calibration first) at the `ni`-th N (injective for `k < 100`).
+fn point_index(ni: usize, k: usize) -> u64 {
+    (ni * 100 + k) as u64
+}
+
 /// Lower bound of `max_{|I| = m} ‖X_I‖₂²` for rows of `x` (`N × d`).
 fn subset_norm_lower_bound(x: &DMatrix<f64>, m: usize, seed: u64, idx: u64) -> f64 {
     let (n, d) = (x.nrows(), x.ncols());
     let mut best: f64 = 0.0;
     for s in 0..STARTS {
-        let mut rng = stream(seed, Purpose::Replicate, idx * 64 + s as u64);
+        let mut rng = stream(seed, Purpose::Replicate, start_index(idx, s));
         let mut v = DVector::from_fn(d, |_, _| rng.sample::<f64, _>(StandardNormal)).normalize();
         for _ in 0..STEPS {
             let proj = x * &v;
@@ -89,7 +100,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         ));
         for (k, &nu) in calib_nu.iter().chain(valid_nu.iter()).enumerate() {
             let m = ((nu * n as f64).floor() as usize).max(1);
-            let phi = subset_norm_lower_bound(&x, m, cfg.seed, (ni * 100 + k) as u64);
+            let phi = subset_norm_lower_bound(&x, m, cfg.seed, point_index(ni, k));
             let zeta: f64 = z2[..m].iter().sum();
             let sh = shape(n as f64, nu, cfg.sabotage);
             let calibration = k < calib_nu.len();
@@ -173,6 +184,22 @@ mod tests {
         let want = (5.02 + (4.98f64 * 4.98 + 0.36).sqrt()) / 2.0;
         let got = super::subset_norm_lower_bound(&x, 2, 5, 2);
         assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    }
+
+    #[test]
+    fn every_start_of_every_point_has_its_own_stream() {
+        use crate::checks::phase_dynamics::support::assert_distinct;
+        // The full profile: 3 sizes N, 2 calibration + 8 validation ν each, STARTS starts.
+        let points: Vec<u64> = (0..3)
+            .flat_map(|ni| (0..10).map(move |k| super::point_index(ni, k)))
+            .collect();
+        assert_distinct(points.iter().copied(), "grid points");
+        assert_distinct(
+            points
+                .iter()
+                .flat_map(|&i| (0..super::STARTS).map(move |s| super::start_index(i, s))),
+            "search starts",
+        );
     }
 
     #[test]
