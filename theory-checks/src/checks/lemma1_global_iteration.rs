@@ -7,7 +7,8 @@
 //! checked on both implementations of a round: the message-level `aggregate` (weights passed
 //! per client) and `phase2_round_fused` (the batched kernel with shares `n_i/N` that
 //! `run_phase2`, hence the two-phase algorithm, takes), each with its own cluster choices.
-//! Sabotage: the closed form is built with `s + 1` local steps (a perturbed operator).
+//! Sabotage: the closed form is built as FedAvg with `s + 1` local steps (a perturbed operator,
+//! also for the FedProx case).
 
 use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
 use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters, phase2_round_fused};
@@ -21,6 +22,20 @@ use nalgebra::DVector;
 
 fn rel(a: &DVector<f64>, b: &DVector<f64>) -> f64 {
     (a - b).norm() / a.norm().max(b.norm()).max(f64::MIN_POSITIVE)
+}
+
+/// The parameters eq. 11's closed form is built with: the round's own, or (sabotaged) FedAvg
+/// with one local step more.
+fn closed_form_params(p: Phase2Params, sabotage: bool) -> Phase2Params {
+    if sabotage {
+        Phase2Params {
+            local_steps: p.local_steps + 1,
+            local_solver: LocalSolver::Fedavg,
+            ..p
+        }
+    } else {
+        p
+    }
 }
 
 /// Run the check.
@@ -71,15 +86,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let labels = assign_clusters(&fed, &theta);
             let next = aggregate(&fed, &theta, &labels, &p, prox.as_deref());
             let (fused, fused_labels) = phase2_round_fused(&fed, &theta, &p, prox.as_deref(), None);
-            let closed_p = if cfg.sabotage {
-                Phase2Params {
-                    local_steps: s + 1,
-                    local_solver: LocalSolver::Fedavg,
-                    ..p
-                }
-            } else {
-                p
-            };
+            let closed_p = closed_form_params(p, cfg.sabotage);
             let op = GlobalOperator::new(&fed, &closed_p).expect("finite data");
             let zeta = noise_vector(&fed).expect("synthetic data");
             let (ts, truth) = (
@@ -138,6 +145,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_sabotaged_closed_form_takes_fedavg_with_one_step_more() {
+        use fedmix::params::{LocalSolver, Phase2Params};
+        let p = Phase2Params {
+            eta: 0.1,
+            local_steps: 5,
+            local_solver: LocalSolver::Fedprox,
+            rounds: 1,
+        };
+        let same = super::closed_form_params(p, false);
+        assert_eq!(
+            (same.local_steps, same.local_solver),
+            (5, LocalSolver::Fedprox)
+        );
+        let broken = super::closed_form_params(p, true);
+        assert_eq!(
+            (broken.local_steps, broken.local_solver),
+            (6, LocalSolver::Fedavg)
+        );
+        assert_eq!(broken.eta.to_bits(), 0.1f64.to_bits());
+    }
+
     #[test]
     fn rel_is_the_difference_over_the_larger_norm() {
         let v = |x: &[f64]| nalgebra::DVector::from_column_slice(x);

@@ -247,6 +247,15 @@ struct Traj {
     path: Vec<f64>,
 }
 
+/// The exponent of `mn'` in the floor shape: `−½` from eq. 5's `σ√(d/(mn'))`, `−1` sabotaged.
+fn floor_exponent_mn(sabotage: bool) -> f64 {
+    if sabotage {
+        -1.0
+    } else {
+        -0.5
+    }
+}
+
 /// The lower bound `1 − r ≥ c γp` on the contraction gap at step `γp` that part A's validated
 /// constant gives (eq. 5), from the calibrated `1/c` (the largest allowed `γp/(1 − r)`);
 /// `γp = 1` gives `c` itself.
@@ -339,7 +348,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let reps = cfg.pick(10, 40);
     let starts_a = cfg.pick(4, 16);
     let starts_c = cfg.pick(3, 10);
-    let e_mn = if cfg.sabotage { -1.0 } else { -0.5 };
+    let e_mn = floor_exponent_mn(cfg.sabotage);
     // Part A.
     let base_a = |k: usize| Inst {
         k,
@@ -629,6 +638,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_distinct;
+
+    #[test]
+    fn the_floor_exponent_is_eq5s_and_the_sabotage_doubles_it() {
+        assert_eq!(floor_exponent_mn(false).to_bits(), (-0.5f64).to_bits());
+        assert_eq!(floor_exponent_mn(true).to_bits(), (-1.0f64).to_bits());
+    }
 
     #[test]
     fn the_validated_constant_bounds_the_gap_at_a_step() {
