@@ -54,7 +54,7 @@
 //! shape with exponent −1 in `mn'` (`σ√d/(p mn')`, and predicted slope −1) — one `C₂` can then
 //! no longer hold over two orders of `mn'`.
 
-use super::support::{child, random_unit, Mixture};
+use super::support::{child, grid_tag, random_unit, Mixture};
 use crate::framework::{
     calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Design,
     Figure, Series, Side, SlopeFit,
@@ -263,17 +263,6 @@ fn validated_gap(inv_c: f64, gamma_p: f64) -> f64 {
     gamma_p / inv_c
 }
 
-/// Part A's grid point `i`: calibration tags `0, 1, …`, validation tags `100 + i` — distinct,
-/// so that no validation point reuses a calibration point's data, and below part B's first tag
-/// (300).
-fn part_a_tag(validation: bool, i: usize) -> u64 {
-    if validation {
-        100 + i as u64
-    } else {
-        i as u64
-    }
-}
-
 /// Part C's start `s` (< 1000) at grid point `tag`.
 fn start_index(tag: u64, s: u64) -> u64 {
     tag * 1000 + s
@@ -362,13 +351,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let cal_a: Vec<(f64, (f64, usize))> = cal_g
         .iter()
         .enumerate()
-        .map(|(i, &g)| (g, gap(cfg, &base_a(2), g, starts_a, part_a_tag(false, i))))
+        .map(|(i, &g)| (g, gap(cfg, &base_a(2), g, starts_a, grid_tag(false, i))))
         .collect();
     let val_a: Vec<(usize, f64, (f64, usize))> = [2usize, 4]
         .iter()
         .flat_map(|&k| val_g.iter().map(move |&g| (k, g)))
         .enumerate()
-        .map(|(i, (k, g))| (k, g, gap(cfg, &base_a(k), g, starts_a, part_a_tag(true, i))))
+        .map(|(i, (k, g))| (k, g, gap(cfg, &base_a(k), g, starts_a, grid_tag(true, i))))
         .collect();
     let (inv_c, worst_a) = calibrate_then_validate(
         &cal_a
@@ -682,8 +671,8 @@ mod tests {
     #[test]
     fn part_a_points_have_their_own_tags() {
         let tags: Vec<u64> = (0..3)
-            .map(|i| part_a_tag(false, i))
-            .chain((0..18).map(|i| part_a_tag(true, i)))
+            .map(|i| grid_tag(false, i))
+            .chain((0..18).map(|i| grid_tag(true, i)))
             .collect();
         assert_distinct(tags.iter().copied(), "part A's tags");
         assert!(tags.iter().all(|&t| t < 300), "{tags:?}");

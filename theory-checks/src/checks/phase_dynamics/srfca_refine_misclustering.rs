@@ -70,7 +70,7 @@
 //! TrimmedMeanGD stopped after one step (`T = 1`): the cluster models are not trained, so
 //! RECLUSTER and MERGE act on models near `w₀ = 0` (MERGE then joins the two clusters).
 
-use super::support::{child, fmt_list, simplex_centres, Mixture};
+use super::support::{child, fmt_list, grid_tag, simplex_centres, Mixture};
 use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Series, Side, SlopeFit,
@@ -272,16 +272,6 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
     worst
 }
 
-/// The tag of grid point `i`: calibration points `0, 1, …`, validation points `100, 101, …`
-/// (disjoint, so no validation point reuses a calibration point's data).
-fn point_tag(validation: bool, i: usize) -> u64 {
-    if validation {
-        100 + i as u64
-    } else {
-        i as u64
-    }
-}
-
 /// The seed index of replicate `r` at the grid point tagged `tag` (injective for `r < 100 000`,
 /// so every replicate of every point draws its own federation).
 fn replicate_index(tag: u64, r: u64) -> u64 {
@@ -383,12 +373,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let cal: Vec<Point> = CAL_N
         .iter()
         .enumerate()
-        .map(|(i, &n)| measure(cfg, n, reps, point_tag(false, i)))
+        .map(|(i, &n)| measure(cfg, n, reps, grid_tag(false, i)))
         .collect();
     let val: Vec<Point> = val_n
         .iter()
         .enumerate()
-        .map(|(i, &n)| measure(cfg, n, reps, point_tag(true, i)))
+        .map(|(i, &n)| measure(cfg, n, reps, grid_tag(true, i)))
         .collect();
     // Test 1: pooled sign test.
     let all: Vec<&Point> = cal.iter().chain(&val).collect();
@@ -553,8 +543,8 @@ mod tests {
     fn every_replicate_of_every_point_has_its_own_stream() {
         // The full profile's grid: 3 calibration points, 12 validation points, 300 replicates.
         let tags: Vec<u64> = (0..CAL_N.len())
-            .map(|i| point_tag(false, i))
-            .chain((0..12).map(|i| point_tag(true, i)))
+            .map(|i| grid_tag(false, i))
+            .chain((0..12).map(|i| grid_tag(true, i)))
             .collect();
         let want: Vec<u64> = (0..3).chain(100..112).collect();
         assert_eq!(tags, want);

@@ -19,6 +19,17 @@ pub fn child(seed: u64, tag: u64, index: u64) -> u64 {
     child_seed(seed, (tag << 24) | index)
 }
 
+/// The tag of a grid point `i` of a calibrate-then-validate check: calibration points `0, 1, …`,
+/// validation points `100, 101, …` (disjoint while a grid has fewer than 100 calibration points,
+/// so no validation point reuses a calibration point's data).
+pub fn grid_tag(validation: bool, i: usize) -> u64 {
+    if validation {
+        100 + i as u64
+    } else {
+        i as u64
+    }
+}
+
 /// Centres `θ*_j = (Δ/√2) e_j` (`d × k`, `k ≤ d`): every pair at distance exactly `Δ`, the
 /// separation of SXY22 (`Δ = min_{j≠l} ‖θ*_j − θ*_l‖`), all of norm `Δ/√2` (a regular simplex).
 pub fn simplex_centres(d: usize, k: usize, delta: f64) -> DMatrix<f64> {
@@ -229,6 +240,14 @@ mod tests {
 
     /// Distinct (tag, index) pairs below 2²⁴ give distinct seeds: tags do not collapse and
     /// indices do not spill into the tag.
+    #[test]
+    fn grid_tags_put_validation_points_from_100() {
+        let cal: Vec<u64> = (0..3).map(|i| grid_tag(false, i)).collect();
+        let val: Vec<u64> = (0..12).map(|i| grid_tag(true, i)).collect();
+        assert_eq!(cal, [0, 1, 2]);
+        assert_eq!(val, (100..112).collect::<Vec<_>>());
+    }
+
     #[test]
     fn child_seeds_are_distinct_across_tags_and_indices() {
         assert_distinct(
