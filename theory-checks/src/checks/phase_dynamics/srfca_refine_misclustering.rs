@@ -332,6 +332,12 @@ fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<(f64, Desi
     })
 }
 
+/// Test 3's guard: both stages' failure rates strictly fall with `n` (a flat or rising fit, even
+/// one REFINE's slope stays under, is no rate).
+fn both_decrease(one_shot_slope: f64, refine_slope: f64) -> bool {
+    one_shot_slope < 0.0 && refine_slope < 0.0
+}
+
 /// The check's four tests and its guards against a vacuous run.
 struct Verdict {
     /// Test 1: the pooled sign test (REFINE breaks no more clusterings than it fixes).
@@ -428,7 +434,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 side: Side::AtMost,
                 design,
             };
-            let ok = fit.ok() && r0 < 0.0 && r1 < 0.0;
+            let ok = fit.ok() && both_decrease(r0, r1);
             slopes.push(fit);
             ok
         }
@@ -520,6 +526,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::{assert_distinct, assert_t_reference};
+
+    #[test]
+    fn the_rates_must_both_strictly_fall() {
+        assert!(both_decrease(-0.3, -0.5));
+        assert!(!both_decrease(0.0, -0.5), "a flat ONE_SHOT rate");
+        assert!(!both_decrease(-0.3, 0.0), "a flat REFINE rate");
+    }
 
     #[test]
     fn a_point_counts_each_replicate_at_both_stages() {
