@@ -82,6 +82,20 @@ fn gap_free(max_gap_over_eps: f64, min_dk: f64) -> bool {
     max_gap_over_eps <= BULK_WIDTH * (1.0 + 1e-9) && min_dk >= 1.0
 }
 
+/// Points sorted by `x`, those with equal `x` (to a relative 10⁻⁹: the same ε reached from two
+/// `(H, ε/H²)` cells) merged into one by `combine` of their values.
+fn merge_equal_x(mut points: Vec<(f64, f64)>, combine: fn(f64, f64) -> f64) -> Vec<(f64, f64)> {
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut merged: Vec<(f64, f64)> = Vec::new();
+    for (x, v) in points {
+        match merged.last_mut() {
+            Some(last) if (last.0 / x - 1.0).abs() < 1e-9 => last.1 = combine(last.1, v),
+            _ => merged.push((x, v)),
+        }
+    }
+    merged
+}
+
 /// One adversarial instance.
 struct Instance {
     x: DMatrix<f64>,
@@ -271,23 +285,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }
     }
     // Worst error per distinct ε (cells with equal ε merged).
-    per_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut merged: Vec<(f64, f64)> = Vec::new();
-    for (e, v) in per_eps {
-        match merged.last_mut() {
-            Some(last) if (last.0 / e - 1.0).abs() < 1e-9 => last.1 = last.1.max(v),
-            _ => merged.push((e, v)),
-        }
-    }
+    let merged = merge_equal_x(per_eps, f64::max);
     let slope = slope_fit("ε (worst ‖QQᵀx_i − x_i‖)", &merged, 0.5, SLOPE_TOL);
-    let mut dk_min_line: Vec<(f64, f64)> = Vec::new();
-    dk_line.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (e, v) in dk_line {
-        match dk_min_line.last_mut() {
-            Some(last) if (last.0 / e - 1.0).abs() < 1e-9 => last.1 = last.1.min(v),
-            _ => dk_min_line.push((e, v)),
-        }
-    }
+    // Smallest Davis–Kahan bound per distinct ε.
+    let dk_min_line = merge_equal_x(dk_line, f64::min);
     let smallest_c = smallest_sufficient(&CONSTANT_LADDER, &ladder_worst)
         .map_or("none of the ladder".to_string(), |c| format!("{c}"));
     let instances = obs.len();
@@ -343,6 +344,22 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn equal_eps_merge_into_one_point_by_hand() {
+        // 10⁻² from two cells (one a rounding away), 10⁻¹ once; unsorted input.
+        let pts = vec![(1e-1, 5.0), (1e-2, 1.0), (1e-2 * (1.0 + 1e-12), 3.0)];
+        assert_eq!(
+            merge_equal_x(pts.clone(), f64::max),
+            vec![(1e-2, 3.0), (1e-1, 5.0)]
+        );
+        assert_eq!(merge_equal_x(pts, f64::min), vec![(1e-2, 1.0), (1e-1, 5.0)]);
+        // 1 % apart is two points.
+        assert_eq!(
+            merge_equal_x(vec![(1.0, 1.0), (1.01, 2.0)], f64::max).len(),
+            2
+        );
+    }
 
     #[test]
     fn gap_free_needs_a_gap_within_the_bulk_and_a_vacuous_davis_kahan_bound() {
