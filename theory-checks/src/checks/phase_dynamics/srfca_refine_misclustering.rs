@@ -332,6 +332,12 @@ fn rate(pts: &[&Point], y: impl Fn(&Point) -> (f64, usize)) -> Option<(f64, Desi
     })
 }
 
+/// Test 4: the TrimmedMeanGD step identity held on every point that measured it, and at least
+/// one point did (no successful replicate anywhere would leave it untested).
+fn step_identity_holds(step_devs: &[f64]) -> bool {
+    !step_devs.is_empty() && step_devs.iter().all(|&d| d <= IDENTITY_RTOL)
+}
+
 /// Test 3's guard: both stages' failure rates strictly fall with `n` (a flat or rising fit, even
 /// one REFINE's slope stays under, is no rate).
 fn both_decrease(one_shot_slope: f64, refine_slope: f64) -> bool {
@@ -443,7 +449,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     // Test 4: the TrimmedMeanGD step identity.
     let step_devs: Vec<f64> = all.iter().filter_map(|p| p.step_dev).collect();
     let step_dev = step_devs.iter().copied().fold(0.0, f64::max);
-    let step_ok = !step_devs.is_empty() && step_dev <= IDENTITY_RTOL;
+    let step_ok = step_identity_holds(&step_devs);
     let passed = Verdict {
         sign_test: test1,
         step_identity: step_ok,
@@ -526,6 +532,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::{assert_distinct, assert_t_reference};
+
+    #[test]
+    fn the_step_identity_needs_a_measurement_and_every_one_within_rounding() {
+        assert!(step_identity_holds(&[1e-15, IDENTITY_RTOL]));
+        assert!(!step_identity_holds(&[]), "never measured");
+        assert!(!step_identity_holds(&[1e-15, 1e-3]), "one step off");
+    }
 
     #[test]
     fn the_rates_must_both_strictly_fall() {
