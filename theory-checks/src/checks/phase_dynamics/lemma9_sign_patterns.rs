@@ -407,5 +407,9 @@ mod tests {
         assert_eq!(vc_bound(1, 2), 19);
         assert_eq!(vc_bound(1, 3), 33);
         assert_eq!(vc_bound(2, 2), 39);
+        // Many clusters, where the search must start at Milnor–Thom's m(k − 1) ≥ dk and not
+        // later: d = 1, k = 17 gives 246 (246 ln 2 = 170.51 ≤ 17 ln(100·246·16/17) = 170.85;
+        // 247 ln 2 = 171.21 > 170.92; Python).
+        assert_eq!(vc_bound(1, 17), 246);
     }
 }
