@@ -288,6 +288,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn extremes_are_the_smallest_and_largest_eigenvalues_by_hand() {
+        // [[2, 1], [1, 2]] has eigenvalues 1 and 3; a rounding asymmetry is symmetrised away.
+        let a = DMatrix::from_row_slice(2, 2, &[2.0, 1.0, 1.0 + 1e-15, 2.0]);
+        let (lo, hi) = extremes(&a);
+        assert!(
+            (lo - 1.0).abs() < 1e-12 && (hi - 3.0).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        // diag(0.5, 4, 2): 0.5 and 4 whatever the order.
+        let (lo, hi) = extremes(&DMatrix::from_diagonal(&nalgebra::dvector![0.5, 4.0, 2.0]));
+        assert_eq!((lo, hi), (0.5, 4.0));
+    }
+
+    #[test]
     fn the_measures_are_lemma_7s_by_hand() {
         // λ(K) ∈ [0.3, 1.2], λ(φᵀφ) ∈ [100, 400], α = 0.5, β = 2, N = 1000, N_j = 400, s = 5,
         // κ = 2: sandwich 5/2·100/1000 = 0.25 ≤ 0.3 and 1.2 ≤ 5·400/1000 = 2 holds (violation
