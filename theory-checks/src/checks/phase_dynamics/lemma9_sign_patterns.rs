@@ -36,7 +36,7 @@ use std::collections::HashSet;
 /// Random point sets tried per m when looking for a shattered set.
 pub const POINT_SETS: usize = 4;
 /// The fewest points the shattering search must shatter at every `(d, k)` (guard (3) above).
-const MIN_SHATTERED: usize = 2;
+pub const MIN_SHATTERED: usize = 2;
 /// Samples per client (point).
 const SAMPLES: usize = 2;
 const CONFIGS: [(usize, usize); 3] = [(1, 2), (1, 3), (2, 2)];
