@@ -178,6 +178,15 @@ fn round_with(
     (next, wrong)
 }
 
+/// Eq. 1's excess over the halving, `max_j (‖θ⁺_j − θ*_j‖ − ½‖θ_j − θ*_j‖)`, from the errors
+/// after (`now`) and before (`prev`) a round: what the floor term must cover.
+fn contraction_excess(now: &[f64], prev: &[f64]) -> f64 {
+    now.iter()
+        .zip(prev)
+        .map(|(a, b)| a - 0.5 * b)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
 /// Per-cluster errors `‖θ_j − θ*_j‖`.
 fn errors(theta: &DMatrix<f64>, ts: &DMatrix<f64>) -> Vec<f64> {
     (0..ts.ncols())
@@ -305,9 +314,7 @@ fn trajectories(
             let (next, w) = round_with(inst, &th, step, seed, option);
             wrong += w;
             let now = errors(&next, &ts);
-            for (a, b) in now.iter().zip(&prev) {
-                worst = worst.max(a - 0.5 * b);
-            }
+            worst = worst.max(contraction_excess(&now, &prev));
             if s == 0 {
                 path.push(now.iter().copied().fold(0.0, f64::max));
             }
@@ -627,6 +634,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
 mod tests {
     use super::*;
     use crate::checks::phase_dynamics::support::assert_distinct;
+
+    #[test]
+    fn the_contraction_excess_is_the_worst_cluster_over_half_its_error() {
+        // Cluster 0: 0.3 − ½·0.4 = 0.1; cluster 1: 0.05 − ½·0.2 = −0.05.
+        let e = contraction_excess(&[0.3, 0.05], &[0.4, 0.2]);
+        assert!((e - 0.1).abs() < 1e-15, "{e}");
+        assert!(
+            contraction_excess(&[0.1], &[0.4]) < 0.0,
+            "contracted by more than half"
+        );
+    }
 
     #[test]
     fn the_floor_exponent_is_eq5s_and_the_sabotage_doubles_it() {
