@@ -292,14 +292,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let smallest_c = smallest_sufficient(&CONSTANT_LADDER, &ladder_worst)
         .map_or("none of the ladder".to_string(), |c| format!("{c}"));
     let instances = obs.len();
-    let gap_free = gap_free(max_gap, min_dk);
     // The ε grid as documented: ε/H² from 10⁻⁶ to 10⁻¹ at H = 1 and 10, so ε spans
     // 10⁻⁶ … 10, seven decades.
     let eps_decades = slope.design.decades().unwrap_or(0.0);
     let as_documented = instances_as_documented(max_norm_deviation, max_lambda_k, eps_decades);
     let passed = Verdict {
         within_bound: worst <= bound,
-        gap_free,
+        gap_free: gap_free(max_gap, min_dk),
         as_documented,
         slope: slope.ok(),
     }

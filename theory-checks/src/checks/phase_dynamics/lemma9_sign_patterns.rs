@@ -238,9 +238,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         };
         ok &= m_emp <= m_vc && m_emp >= MIN_SHATTERED && !bites.is_empty() && beyond_ok;
         notes.push(format!(
-            "(d, k) = ({d}, {k}), dk log k = {:.2}: empirical shattering number {m_emp} ≤ Milnor–Thom VC bound {m_vc}: {}; bound below 2^(m(k−1)) (bites) at m ∈ {bites:?}; binary count < 2^m for every m > {m_emp}: {beyond_ok}; growth exponent of the pattern count (unsaturated m) {growth:.2} (Milnor–Thom exponent dk = {dk})",
+            "(d, k) = ({d}, {k}), dk log k = {:.2}: empirical shattering number {m_emp} ≤ Milnor–Thom VC bound {m_vc}: {}, ≥ {MIN_SHATTERED} (the search saw data): {}; bound below 2^(m(k−1)) (bites) at m ∈ {bites:?}; binary count < 2^m for every m > {m_emp}: {beyond_ok}; growth exponent of the pattern count (unsaturated m) {growth:.2} (Milnor–Thom exponent dk = {dk})",
             dk as f64 * (k as f64).ln(),
-            m_emp <= m_vc
+            m_emp <= m_vc,
+            m_emp >= MIN_SHATTERED
         ));
     }
     let worst = rows
