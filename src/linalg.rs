@@ -283,59 +283,116 @@ pub fn top_k_symmetric<F>(
 where
     F: FnMut(&DMatrix<f64>) -> DMatrix<f64>,
 {
-    if k == 0 || k > d {
-        return Err(FedmixError::invalid(
-            "k",
-            k,
-            format!("need 1 ≤ k ≤ d = {d}"),
-        ));
-    }
-    if block <= k {
-        return Err(FedmixError::invalid(
-            "block",
-            block,
-            format!("must exceed k = {k}"),
-        ));
-    }
-    let max_dim = max_dim.clamp(block.min(d), d);
-    let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(KRYLOV_START_SEED);
-    let start = DMatrix::from_fn(d, block.min(d), |_, _| rng.sample::<f64, _>(StandardNormal));
-    let mut q = orthonormalize(start);
-    let mut yq = DMatrix::<f64>::zeros(d, 0);
-    let mut basis = DMatrix::<f64>::zeros(d, 0);
-    let mut applications = 0;
-    let mut next_check = (2 * block).min(max_dim);
-    let mut last = None;
+    let mut krylov = BlockKrylov::new(d, k, block, max_dim, rtol)?;
     loop {
-        let w = apply(&q);
-        applications += 1;
-        basis = hcat(&basis, &q);
-        yq = hcat(&yq, &w);
-        let m = basis.ncols();
-        let full = m >= max_dim;
-        if m >= next_check || full {
-            let ritz = rayleigh_ritz(&basis, &yq, k);
-            let done = ritz.residual <= rtol || (full && m == d);
+        let w = apply(krylov.block());
+        if let Some(done) = krylov.advance(w)? {
+            return Ok(done);
+        }
+    }
+}
+
+/// [`top_k_symmetric`] one block application at a time, so that several independent eigen
+/// problems can share each pass over the data their operators read: the caller applies its
+/// operator to [`BlockKrylov::block`] and hands the product to [`BlockKrylov::advance`] until
+/// that returns the eigenpairs. Driving it this way is [`top_k_symmetric`] operation for
+/// operation, so the result is the same bits.
+#[derive(Clone, Debug)]
+pub struct BlockKrylov {
+    d: usize,
+    k: usize,
+    block: usize,
+    max_dim: usize,
+    rtol: f64,
+    rng: Rng,
+    q: DMatrix<f64>,
+    yq: DMatrix<f64>,
+    basis: DMatrix<f64>,
+    applications: usize,
+    next_check: usize,
+    last: Option<f64>,
+}
+
+impl BlockKrylov {
+    /// The iteration's start: the fixed Gaussian frame of `min(block, d)` orthonormal vectors.
+    ///
+    /// # Errors
+    /// As [`top_k_symmetric`]: [`FedmixError::InvalidParameter`] for `k = 0`, `k > d` or
+    /// `block ≤ k`.
+    pub fn new(d: usize, k: usize, block: usize, max_dim: usize, rtol: f64) -> Result<Self> {
+        if k == 0 || k > d {
+            return Err(FedmixError::invalid(
+                "k",
+                k,
+                format!("need 1 ≤ k ≤ d = {d}"),
+            ));
+        }
+        if block <= k {
+            return Err(FedmixError::invalid(
+                "block",
+                block,
+                format!("must exceed k = {k}"),
+            ));
+        }
+        let max_dim = max_dim.clamp(block.min(d), d);
+        let mut rng = <Rng as rand::SeedableRng>::seed_from_u64(KRYLOV_START_SEED);
+        let start = DMatrix::from_fn(d, block.min(d), |_, _| rng.sample::<f64, _>(StandardNormal));
+        Ok(Self {
+            d,
+            k,
+            block,
+            max_dim,
+            rtol,
+            rng,
+            q: orthonormalize(start),
+            yq: DMatrix::zeros(d, 0),
+            basis: DMatrix::zeros(d, 0),
+            applications: 0,
+            next_check: (2 * block).min(max_dim),
+            last: None,
+        })
+    }
+
+    /// The block `V` (`d × b`) the operator must be applied to next.
+    pub fn block(&self) -> &DMatrix<f64> {
+        &self.q
+    }
+
+    /// Take `w = Y·V` for the current [`BlockKrylov::block`]: `Ok(Some(_))` when the `k` pairs
+    /// have converged (or the space is all of `R^d`), `Ok(None)` when a next block is ready.
+    ///
+    /// # Errors
+    /// [`FedmixError::NotConverged`] when the space reaches `max_dim < d` unconverged.
+    pub fn advance(&mut self, w: DMatrix<f64>) -> Result<Option<SymmetricTopK>> {
+        self.applications += 1;
+        self.basis = hcat(&self.basis, &self.q);
+        self.yq = hcat(&self.yq, &w);
+        let m = self.basis.ncols();
+        let full = m >= self.max_dim;
+        if m >= self.next_check || full {
+            let ritz = rayleigh_ritz(&self.basis, &self.yq, self.k);
+            let done = ritz.residual <= self.rtol || (full && m == self.d);
             if done {
-                return Ok(SymmetricTopK {
-                    block_applications: applications,
+                return Ok(Some(SymmetricTopK {
+                    block_applications: self.applications,
                     basis_dim: m,
                     ..ritz
-                });
+                }));
             }
-            last = Some(ritz.residual);
-            next_check = (m + block).max(m + m / 4).min(max_dim);
+            self.last = Some(ritz.residual);
+            self.next_check = (m + self.block).max(m + m / 4).min(self.max_dim);
         }
         if full {
             return Err(FedmixError::NotConverged {
                 what: "block Krylov top-k eigenvectors".into(),
-                iterations: applications,
-                residual: last.unwrap_or(f64::INFINITY),
-                tolerance: rtol,
+                iterations: self.applications,
+                residual: self.last.unwrap_or(f64::INFINITY),
+                tolerance: self.rtol,
             });
         }
-        let b = block.min(max_dim - m);
-        q = next_block(&basis, w.columns(0, b).clone_owned(), &mut rng);
+        let b = self.block.min(self.max_dim - m);
+        self.q = next_block(&self.basis, w.columns(0, b).clone_owned(), &mut self.rng);
+        Ok(None)
     }
 }
 

@@ -133,7 +133,7 @@ pub fn run_fedmd_with(
     for t in 0..p.iterations {
         let mut stats = AnchorStats::default();
         let mut comm = Comm::default();
-        let ys = dense_subspace_matrices(fed, p, &plan, &models);
+        let shared = shared_subspace_step(fed, p, &plan, &models)?;
         // Anchors move independently (each reads only its own model): one task per anchor,
         // results taken in anchor order, so nothing depends on the thread count.
         let steps: Vec<Result<(Step, Comm)>> = plan
@@ -143,9 +143,9 @@ pub fn run_fedmd_with(
             .map(|(a, &client)| {
                 let theta = models.column(a).clone_owned();
                 let mut c = Comm::default();
-                let y = ys.as_ref().map(|ys| &ys[a]);
+                let shared = shared.as_ref().map(|s| &s[a]);
                 let step = anchor_step(
-                    fed, p, &plan, t, a, client, &theta, y, separation, seed, given, &mut c,
+                    fed, p, &plan, t, a, client, &theta, shared, separation, seed, given, &mut c,
                 )?;
                 Ok((step, c))
             })
@@ -193,35 +193,52 @@ pub fn run_fedmd_with(
     })
 }
 
-/// The practical variant's formed subspace matrices `Y` (all-pairs pairing, direct SVD, `d ≤`
-/// [`DENSE_SUBSPACE_MAX_D`]) of every anchor at its current model, or `None` where Phase 1
-/// step 9 goes another way ([`subspace_basis`]'s implicit path, orthogonal iteration, the
-/// faithful variant). The anchors are split into one group per thread and each group's matrices
-/// are computed in one pass over the data ([`subspace_matrices`]), so the data are read once per
-/// thread and iteration rather than once per anchor; each matrix is the same bits as the
-/// anchor's own [`subspace_matrix`], whatever the grouping.
-fn dense_subspace_matrices(
+/// What Phase 1 step 9 computes for every anchor of an iteration at once, before the anchors'
+/// own steps.
+enum Shared {
+    /// The practical variant's subspace matrix `Y` at the anchor's model (`d ≤`
+    /// [`DENSE_SUBSPACE_MAX_D`]), to be decomposed by [`top_k_left_singular`].
+    Formed(DMatrix<f64>),
+    /// The anchor's subspace `Û` itself (above [`DENSE_SUBSPACE_MAX_D`]).
+    Basis(DMatrix<f64>),
+}
+
+/// The practical variant's step 9 (all-pairs pairing, direct SVD) for every anchor at its
+/// current model, or `None` where Phase 1 goes another way (orthogonal iteration, the faithful
+/// variant). Each anchor gets the same bits as from its own [`subspace_matrix`] /
+/// [`subspace_basis`]; what is shared is the reading of the data:
+/// - `d ≤` [`DENSE_SUBSPACE_MAX_D`]: the matrices `Y`, the anchors split into one group per
+///   thread and each group's matrices formed in one pass over the data ([`subspace_matrices`]),
+///   so the data are read once per thread and iteration rather than once per anchor;
+/// - above: the anchors' implicit eigenproblems advanced together ([`subspace_bases`]), each
+///   pass over the data serving every anchor's Krylov block, the products split between the
+///   threads.
+fn shared_subspace_step(
     fed: &Federation,
     p: &FedMdParams,
     plan: &Plan,
     models: &DMatrix<f64>,
-) -> Option<Vec<DMatrix<f64>>> {
-    let dense = p.variant == Phase1Variant::Practical
+) -> Result<Option<Vec<Shared>>> {
+    let applies = p.variant == Phase1Variant::Practical
         && p.subspace == SubspaceMethod::Svd
-        && p.pairing == Pairing::AllPairs
-        && fed.d() <= DENSE_SUBSPACE_MAX_D;
-    if !dense {
-        return None;
+        && p.pairing == Pairing::AllPairs;
+    if !applies {
+        return Ok(None);
     }
     let thetas: Vec<DVector<f64>> = models.column_iter().map(|c| c.clone_owned()).collect();
-    let group = thetas.len().div_ceil(rayon::current_num_threads()).max(1);
     let set = &plan.subspace_sets[0];
-    Some(
+    if fed.d() > DENSE_SUBSPACE_MAX_D {
+        let bases = subspace_bases(fed, set, &thetas, p.pairing, p.k)?;
+        return Ok(Some(bases.into_iter().map(Shared::Basis).collect()));
+    }
+    let group = thetas.len().div_ceil(rayon::current_num_threads()).max(1);
+    Ok(Some(
         thetas
             .par_chunks(group)
             .flat_map_iter(|g| subspace_matrices(fed, set, g))
+            .map(Shared::Formed)
             .collect(),
-    )
+    ))
 }
 
 struct Step {
@@ -240,7 +257,7 @@ fn anchor_step(
     a: usize,
     client: usize,
     theta: &DVector<f64>,
-    y: Option<&DMatrix<f64>>,
+    shared: Option<&Shared>,
     separation: f64,
     seed: u64,
     given: &Randomness,
@@ -262,9 +279,10 @@ fn anchor_step(
             messages: set.len() as u64,
             ..Comm::default()
         });
-        match y {
-            // Formed for all anchors in one pass: the same matrix as `subspace_basis` forms.
-            Some(y) => top_k_left_singular(y, p.k)?,
+        match shared {
+            // Computed for all anchors at once: the same bits as `subspace_basis` gives.
+            Some(Shared::Formed(y)) => top_k_left_singular(y, p.k)?,
+            Some(Shared::Basis(u)) => u.clone(),
             None => subspace_basis(fed, set, theta, pairing, p.k)?,
         }
     } else {
@@ -598,6 +616,57 @@ mod tests {
             let fast = subspace_basis(&f, &set, &theta, Pairing::AllPairs, 3).unwrap();
             let dist = projector_distance(&dense, &fast);
             assert!(dist <= 1e-10, "{dist:e}");
+        }
+    }
+
+    /// Several operators applied in one pass give each operator's own product bit for bit:
+    /// two runs of clients (client 7 left out), blocks of the Krylov width and of ≤ 5 columns
+    /// (nalgebra's small-matrix path, applied alone), at a `d` the threads split and one they
+    /// do not.
+    #[test]
+    fn one_pass_applies_every_operator_bit_for_bit() {
+        let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for d in [30, DENSE_SUBSPACE_MAX_D + 44] {
+            let f = fed(d);
+            let set: Vec<usize> = (0..40).filter(|&i| i != 7).collect();
+            let thetas: Vec<DVector<f64>> = (0..4)
+                .map(|a| DVector::from_fn(d, |r, _| (0.05 * (r + a) as f64).sin()))
+                .collect();
+            let ops: Vec<MomentOperator<'_>> = thetas
+                .iter()
+                .map(|t| MomentOperator::new(&f, &set, t))
+                .collect();
+            let blocks: Vec<DMatrix<f64>> = [10, 5, 12, 10]
+                .iter()
+                .enumerate()
+                .map(|(a, &b)| DMatrix::from_fn(d, b, |r, c| ((r * b + c + a) as f64).cos()))
+                .collect();
+            let refs: Vec<&MomentOperator<'_>> = ops.iter().collect();
+            let brefs: Vec<&DMatrix<f64>> = blocks.iter().collect();
+            let many = MomentOperator::apply_many(&refs, &brefs);
+            for ((op, v), w) in ops.iter().zip(&blocks).zip(&many) {
+                assert_eq!(bits(w), bits(&op.apply(v)), "d = {d}, b = {}", v.ncols());
+            }
+        }
+    }
+
+    /// The anchors' eigenproblems advanced together give each anchor's own basis bit for bit.
+    #[test]
+    fn bases_advanced_together_equal_each_anchors_own() {
+        let d = DENSE_SUBSPACE_MAX_D + 44;
+        let f = fed(d);
+        let set: Vec<usize> = (0..40).filter(|&i| i != 7).collect();
+        let ts = f.theta_star().unwrap();
+        let thetas = vec![
+            DVector::zeros(d),
+            ts.column(0).clone_owned(),
+            ts.column(1).map(|v| 0.5 * v),
+        ];
+        let together = subspace_bases(&f, &set, &thetas, Pairing::AllPairs, 3).unwrap();
+        let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for (theta, b) in thetas.iter().zip(&together) {
+            let own = subspace_basis(&f, &set, theta, Pairing::AllPairs, 3).unwrap();
+            assert_eq!(bits(b), bits(&own));
         }
     }
 }
