@@ -1,6 +1,6 @@
 //! The claim ledger of `docs/REPORT.md`: every quantitative claim of the experiment sections of
 //! SXY22 (App. C), IFCA (§6.1, Fig. 3) and SR-FCA (§5), measured from the experiment cells with a
-//! 95 % bootstrap interval over data seeds and a verdict, and the table of SXY22 App. C's
+//! 95 % interval (each row names its method) and a verdict, and the table of SXY22 App. C's
 //! parameters against our defaults.
 //!
 //! Statistics (all per data seed, then a percentile bootstrap over seeds, 4000 resamples from a
@@ -11,9 +11,15 @@
 //!   Theorem 2, eq. 9: `d_t − floor ≤ (1 − C₁sηρ/κ)^t (d_0 − floor)`, so `λ ≈ C₁sηρ/κ`; the
 //!   differences remove the unknown floor, so a trace need not have converged). A trace with
 //!   fewer than 4 rounds in that window has no rate.
-//! - **Ratios** (final error / oracle's final error, rates of two settings) are averaged on the
-//!   log scale (geometric mean), so a ratio and its inverse get symmetric intervals.
-//! - **Success probabilities** (IFCA Fig. 3) use the Wilson 95 % interval.
+//! - **Per-seed ratios** (final error / oracle's final error, final error at s = 10 / s = 1, Phase
+//!   1's rate / Phase 2's) are averaged on the log scale (geometric mean), so a ratio and its
+//!   inverse get symmetric intervals.
+//! - **Ratios of two settings' rates** (C.3 / C.2) come from independent seeds, so no per-seed
+//!   ratio exists: the ratio of the two arithmetic means, both groups resampled independently.
+//! - **Proportions** (IFCA Fig. 3 successes, SR-FCA recoveries and collapses, IFCA stalls) use the
+//!   Wilson 95 % interval.
+//! - A seed whose run failed (a typed error) or whose trace has no rate is dropped from a
+//!   statistic, and the row says how many were.
 
 use crate::experiment::{self, CellResult, Plan, SeriesResult};
 use rand::{RngExt, SeedableRng};
@@ -53,8 +59,10 @@ pub struct Estimate {
     pub lo: f64,
     /// 97.5 % quantile.
     pub hi: f64,
-    /// Seeds with a value.
+    /// Seeds with a value (the smaller group's, for a statistic of two groups).
     pub n: usize,
+    /// The two groups' sizes, for a statistic of two groups (printed both).
+    pub groups: Option<(usize, usize)>,
 }
 
 impl Estimate {
@@ -65,12 +73,15 @@ impl Estimate {
         if !(self.value.is_finite() && self.lo.is_finite() && self.hi.is_finite()) {
             return "— (no seed)".into();
         }
+        let n = match self.groups {
+            Some((a, b)) => format!("{a} and {b}"),
+            None => self.n.to_string(),
+        };
         format!(
-            "{:.d$} [{:.d$}, {:.d$}] (n = {})",
+            "{:.d$} [{:.d$}, {:.d$}] (n = {n})",
             self.value,
             self.lo,
             self.hi,
-            self.n,
             d = digits
         )
     }
@@ -92,6 +103,7 @@ fn bootstrap(groups: &[&[f64]], stat: impl Fn(&[Vec<f64>]) -> f64, seed: u64) ->
             lo: f64::NAN,
             hi: f64::NAN,
             n: 0,
+            groups: None,
         };
     }
     let value = stat(&owned);
@@ -118,6 +130,7 @@ fn bootstrap(groups: &[&[f64]], stat: impl Fn(&[Vec<f64>]) -> f64, seed: u64) ->
             lo: f64::NAN,
             hi: f64::NAN,
             n,
+            groups: None,
         };
     }
     let q = |p: f64| reps[((p * reps.len() as f64) as usize).min(reps.len() - 1)];
@@ -126,6 +139,7 @@ fn bootstrap(groups: &[&[f64]], stat: impl Fn(&[Vec<f64>]) -> f64, seed: u64) ->
         lo: q(0.025),
         hi: q(0.975),
         n,
+        groups: None,
     }
 }
 
@@ -147,12 +161,16 @@ pub fn geomean_ci(v: &[f64], seed: u64) -> Estimate {
         lo: e.lo.exp(),
         hi: e.hi.exp(),
         n: e.n,
+        groups: None,
     }
 }
 
 /// Bootstrap of `mean(a) / mean(b)` for two independent samples.
 pub fn ratio_of_means_ci(a: &[f64], b: &[f64], seed: u64) -> Estimate {
-    bootstrap(&[a, b], |g| mean(&g[0]) / mean(&g[1]), seed)
+    Estimate {
+        groups: Some((a.len(), b.len())),
+        ..bootstrap(&[a, b], |g| mean(&g[0]) / mean(&g[1]), seed)
+    }
 }
 
 /// Lag of the differences in [`contraction_rate`].
@@ -247,6 +265,8 @@ pub struct Row {
     pub source: String,
     /// What we measured (numbers with intervals and seeds).
     pub measured: String,
+    /// How the row's 95 % intervals are computed.
+    pub interval: String,
     /// holds / holds partly / does not hold / not testable / not measured yet.
     pub verdict: String,
     /// Cause when it differs.
@@ -258,10 +278,38 @@ fn row(claim: &str, source: &str, measured: String, verdict: &str, cause: &str) 
         claim: claim.into(),
         source: source.into(),
         measured,
+        interval: "—".into(),
         verdict: verdict.into(),
         cause: cause.into(),
     }
 }
+
+impl Row {
+    /// The row's interval method (one of the `CI_*` descriptions).
+    fn by(mut self, interval: &str) -> Self {
+        self.interval = interval.into();
+        self
+    }
+}
+
+/// Interval methods, as the ledger's "interval" column names them.
+const CI_MEAN: &str = "percentile bootstrap of the mean over data seeds";
+const CI_GEO: &str = "percentile bootstrap of the geometric mean over data seeds";
+const CI_RATIO: &str =
+    "percentile bootstrap of a ratio of two arithmetic means, each group of seeds resampled";
+const CI_WILSON: &str = "Wilson score interval of a proportion of seeds";
+
+/// "" when every cell gave a value, else how many were dropped and why.
+fn dropped(cells: usize, kept: usize, why: &str) -> String {
+    if kept >= cells {
+        String::new()
+    } else {
+        format!(" ({} of {cells} seeds dropped: {why})", cells - kept)
+    }
+}
+
+/// Why a rate statistic drops a seed.
+const NO_RATE: &str = "failed run or no rate in the fit window";
 
 /// Whether an interval lies inside `[lo, hi]`.
 fn inside(e: &Estimate, lo: f64, hi: f64) -> bool {
@@ -291,23 +339,36 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
         });
         let e = geomean_ci(&v, 11 + u64::from(fig));
         verdict_ok &= e.n > 0 && e.lo > 1.0;
-        m.push(format!("C.{fig}: {}", e.fmt(2)));
+        m.push(format!(
+            "C.{fig}: {}{}",
+            e.fmt(2),
+            dropped(cells.len(), v.len(), NO_RATE)
+        ));
     }
-    rows.push(row(
-        "Phase 1 (5 rounds) drops the error exponentially with a larger rate than Phase 2",
-        "SXY22 App. C.1, Fig. 1 left",
-        format!(
+    rows.push(
+        row(
+            "Phase 1 (5 rounds) drops the error exponentially with a larger rate than Phase 2",
+            "SXY22 App. C.1, Fig. 1 left",
+            format!(
             "Phase 1's per-round log-decrease ln(d_1/d_5)/4 over Phase 2's fitted rate λ (s = 5), \
              geometric mean: {}",
             m.join("; ")
         ),
-        if verdict_ok { "holds" } else { "does not hold" },
-        "",
-    ));
+            if verdict_ok { "holds" } else { "does not hold" },
+            "",
+        )
+        .by(CI_GEO),
+    );
 
     // (a) C.1: rate ∝ s, final error unchanged.
     let expo = |cells: &[CellResult], seed| mean_ci(&per_seed(cells, rate_exponent), seed);
+    let drops =
+        |cells: &[CellResult]| dropped(cells.len(), per_seed(cells, rate_exponent).len(), NO_RATE);
     let e1 = expo(c1, 21);
+    // The claim's premise is κ ≈ 1 (SXY22 App. C.1): C.1's cells run at γ = 0.8, where κ grows
+    // with sγ, so the verdict is taken where the premise holds — the communication experiment's
+    // γ = 0.1 cells — and C.1's exponent is an observation beside it.
+    let (kappa1, kappa1_cells) = kappa_one_exponent(loaded);
     let fin = |cells: &[CellResult], seed| {
         geomean_ci(
             &per_seed(cells, |c| {
@@ -324,86 +385,114 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
         "C.1: the Phase 2 convergence rate grows proportionally to s (κ ≈ 1)",
         &src(1),
         format!(
-            "exponent of the fitted per-round contraction rate λ_s in s ∈ {{1, 2, 5, 10}}: {} \
-             (proportional = 1)",
-            e1.fmt(3)
+            "exponent of the fitted per-round contraction rate λ_s in s ∈ {{1, 2, 5, 10}} \
+             (proportional = 1), where κ ≈ 1 (the communication experiment's γ = 0.1 cells, \
+             sxy-balanced, two-phase with FedAvg): {}{}. Observation outside the premise, C.1's \
+             cells at γ = 0.8: {}{}",
+            kappa1.fmt(3),
+            dropped(kappa1_cells, kappa1.n, NO_RATE),
+            e1.fmt(3),
+            drops(c1)
         ),
-        if inside(&e1, 0.8, 1.2) {
-            "holds"
-        } else if e1.n > 0 && e1.lo > 0.0 {
-            "holds partly"
-        } else {
-            "does not hold"
-        },
-        "ours, through a choice the paper leaves open: at η = 0.8/max_i λ_max(Φ_iᵀΦ_i)/n_i a \
-         client's s local steps travel far along its own loss (η·λ_max(Σ̂_i) up to 0.8 per \
+        proportional_verdict(&kappa1),
+        "the observation at γ = 0.8 (not the verdict) is ours, through a choice the paper leaves \
+         open: at η = 0.8/max_i λ_max(Φ_iᵀΦ_i)/n_i a client's s local steps travel far along its own loss (η·λ_max(Σ̂_i) up to 0.8 per \
          step), so local drift — SXY22 Theorem 2's κ, which grows with sγ — caps the gain from s; \
          at γ = 0.1 (κ ≈ 1) the communication experiment needs 7.3× fewer rounds to its target \
          at s = 10 than at s = 1, against 2.6× at γ = 0.8",
-    ));
-    rows.push(row(
-        "C.1: … while the final error stays the same",
-        &src(1),
-        format!("final error s = 10 / s = 1 (geometric mean): {}", f1.fmt(3)),
-        if inside(&f1, 0.9, 1.1) {
-            "holds"
-        } else {
-            "holds partly"
-        },
-        "FedAvg's fixed point moves with s (local drift); the effect is a few percent",
-    ));
+    )
+    .by(CI_MEAN));
+    rows.push(
+        row(
+            "C.1: … while the final error stays the same",
+            &src(1),
+            format!(
+                "final error s = 10 / s = 1 (geometric mean): {}{}",
+                f1.fmt(3),
+                dropped(c1.len(), f1.n, "failed run")
+            ),
+            if inside(&f1, 0.9, 1.1) {
+                "holds"
+            } else {
+                "holds partly"
+            },
+            "FedAvg's fixed point moves with s (local drift); the effect is a few percent",
+        )
+        .by(CI_GEO),
+    );
 
     // (b) C.2: rate improves only slightly with s; final error slightly inflated.
     let e2 = expo(c2, 23);
     let f2 = fin(c2, 24);
-    rows.push(row(
-        "C.2: larger s improves the rate only slightly …",
-        &src(2),
-        format!("rate exponent in s: C.2 {} vs C.1 {}", e2.fmt(3), e1.fmt(3)),
-        if e2.n > 0 && e1.n > 0 && e2.hi < e1.lo {
-            "holds"
-        } else if e2.n > 0 && e1.n > 0 && e2.value < e1.value {
-            "holds partly"
-        } else {
-            "does not hold"
-        },
-        "",
-    ));
-    rows.push(row(
-        "C.2: … and inflates the final error slightly",
-        &src(2),
-        format!("final error s = 10 / s = 1: {}", f2.fmt(3)),
-        if f2.n > 0 && f2.lo > 1.0 && f2.hi < 1.5 {
-            "holds"
-        } else if f2.n > 0 && f2.value > 1.0 {
-            "holds partly"
-        } else {
-            "does not hold"
-        },
-        "",
-    ));
+    rows.push(
+        row(
+            "C.2: larger s improves the rate only slightly …",
+            &src(2),
+            format!(
+                "rate exponent in s (both at γ = 0.8): C.2 {}{} vs C.1 {}{}",
+                e2.fmt(3),
+                drops(c2),
+                e1.fmt(3),
+                drops(c1)
+            ),
+            if e2.n > 0 && e1.n > 0 && e2.hi < e1.lo {
+                "holds"
+            } else if e2.n > 0 && e1.n > 0 && e2.value < e1.value {
+                "holds partly"
+            } else {
+                "does not hold"
+            },
+            "",
+        )
+        .by(CI_MEAN),
+    );
+    rows.push(
+        row(
+            "C.2: … and inflates the final error slightly",
+            &src(2),
+            format!(
+                "final error s = 10 / s = 1 (geometric mean): {}{}",
+                f2.fmt(3),
+                dropped(c2.len(), f2.n, "failed run")
+            ),
+            if f2.n > 0 && f2.lo > 1.0 && f2.hi < 1.5 {
+                "holds"
+            } else if f2.n > 0 && f2.value > 1.0 {
+                "holds partly"
+            } else {
+                "does not hold"
+            },
+            "",
+        )
+        .by(CI_GEO),
+    );
 
     // (c) C.3: rates smaller, ∝ p_min (Theorem 2's ρ): λ(C.3)/λ(C.2) at s = 5 vs 0.2/(1/3).
     let rate5 = |cells: &[CellResult]| per_seed(cells, |c| contraction_rate(series(c, TWO_PHASE)?));
     let (r2, r3) = (rate5(c2), rate5(c3));
     let rr = ratio_of_means_ci(&r3, &r2, 25);
-    rows.push(row(
-        "C.3: convergence rates are smaller, proportional to p_min (Theorem 2's ρ)",
-        &src(3),
-        format!(
-            "λ(C.3) / λ(C.2) at s = 5: {} against p_min ratio 0.2 / (1/3) = 0.6 (independent \
-             seeds, ratio of means)",
-            rr.fmt(3)
-        ),
-        if rr.n > 0 && rr.lo <= 0.6 && rr.hi >= 0.6 {
-            "holds"
-        } else if rr.n > 0 && rr.hi < 1.0 {
-            "holds partly"
-        } else {
-            "does not hold"
-        },
-        "",
-    ));
+    rows.push(
+        row(
+            "C.3: convergence rates are smaller, proportional to p_min (Theorem 2's ρ)",
+            &src(3),
+            format!(
+                "λ(C.3) / λ(C.2) at s = 5: {} against p_min ratio 0.2 / (1/3) = 0.6 (independent \
+             seeds, ratio of the two arithmetic means; n = C.3's and C.2's seeds with a rate){}{}",
+                rr.fmt(3),
+                dropped(c3.len(), r3.len(), &format!("C.3, {NO_RATE}")),
+                dropped(c2.len(), r2.len(), &format!("C.2, {NO_RATE}"))
+            ),
+            if rr.n > 0 && rr.lo <= 0.6 && rr.hi >= 0.6 {
+                "holds"
+            } else if rr.n > 0 && rr.hi < 1.0 {
+                "holds partly"
+            } else {
+                "does not hold"
+            },
+            "",
+        )
+        .by(CI_RATIO),
+    );
 
     // (d) two-phase reaches the oracle's error in every setting.
     let mut m = Vec::new();
@@ -426,56 +515,77 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             cells.len()
         ));
     }
-    rows.push(row(
-        "The two-phase algorithm converges to the oracle's estimation error (C.1–C.3)",
-        "SXY22 App. C, Figs. 1–3 right",
-        format!(
-            "final error / oracle's (s = 5, 400 rounds): {}",
-            m.join("; ")
-        ),
-        if any && all { "holds" } else { "holds partly" },
-        "",
-    ));
+    rows.push(
+        row(
+            "The two-phase algorithm converges to the oracle's estimation error (C.1–C.3)",
+            "SXY22 App. C, Figs. 1–3 right",
+            format!(
+                "final error / oracle's (s = 5, 400 rounds): {}",
+                m.join("; ")
+            ),
+            if any && all { "holds" } else { "holds partly" },
+            "",
+        )
+        .by(CI_GEO),
+    );
 
     // (e) FedAvg does not converge to small error.
     let mut m = Vec::new();
     let mut lo = f64::INFINITY;
     for (fig, cells) in settings {
-        let e = geomean_ci(
-            &per_seed(cells, |c| final_over_oracle(c, "vanilla FedAvg s=5")),
-            40 + u64::from(fig),
-        );
+        let v = per_seed(cells, |c| final_over_oracle(c, "vanilla FedAvg s=5"));
+        let e = geomean_ci(&v, 40 + u64::from(fig));
         lo = lo.min(e.lo);
-        m.push(format!("C.{fig}: {}", e.fmt(1)));
+        m.push(format!(
+            "C.{fig}: {}{}",
+            e.fmt(1),
+            dropped(cells.len(), v.len(), "failed run")
+        ));
     }
-    rows.push(row(
-        "Vanilla FedAvg does not converge to small error",
-        "SXY22 App. C, Figs. 1–3 right",
-        format!("final error / oracle's: {}", m.join("; ")),
-        if lo > 5.0 { "holds" } else { "does not hold" },
-        "",
-    ));
+    rows.push(
+        row(
+            "Vanilla FedAvg does not converge to small error",
+            "SXY22 App. C, Figs. 1–3 right",
+            format!("final error / oracle's: {}", m.join("; ")),
+            if lo > 5.0 { "holds" } else { "does not hold" },
+            "",
+        )
+        .by(CI_GEO),
+    );
 
     // (f) one-shot good in C.1, poor in C.2/C.3.
     let os = |cells: &[CellResult], seed| {
         geomean_ci(&per_seed(cells, |c| final_over_oracle(c, "one-shot")), seed)
     };
     let (o1, o2, o3) = (os(c1, 51), os(c2, 52), os(c3, 53));
-    rows.push(row(
-        "One-shot clustering performs well in C.1 …",
-        &src(1),
-        format!("final error / oracle's: {}", o1.fmt(3)),
-        if inside(&o1, 0.0, 1.1) {
-            "holds"
-        } else {
-            "does not hold"
-        },
-        "",
-    ));
+    rows.push(
+        row(
+            "One-shot clustering performs well in C.1 …",
+            &src(1),
+            format!(
+                "final error / oracle's: {}{}",
+                o1.fmt(3),
+                dropped(c1.len(), o1.n, "failed run")
+            ),
+            if inside(&o1, 0.0, 1.1) {
+                "holds"
+            } else {
+                "does not hold"
+            },
+            "",
+        )
+        .by(CI_GEO),
+    );
     rows.push(row(
         "… and poorly in C.2 and C.3 (clustering errors of data-scarce clients are never corrected)",
         "SXY22 App. C.2, C.3",
-        format!("final error / oracle's: C.2 {}; C.3 {}", o2.fmt(3), o3.fmt(3)),
+        format!(
+            "final error / oracle's: C.2 {}{}; C.3 {}{}",
+            o2.fmt(3),
+            dropped(c2.len(), o2.n, "failed run"),
+            o3.fmt(3),
+            dropped(c3.len(), o3.n, "failed run")
+        ),
         if o2.n > 0 && o3.n > 0 && o2.lo > 1.1 && o3.lo > 1.1 {
             "holds"
         } else if o2.value > 1.1 || o3.value > 1.1 {
@@ -484,7 +594,8 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             "does not hold"
         },
         "",
-    ));
+    )
+    .by(CI_GEO));
 
     // IFCA from a random init stalls on an error floor, under both definitions.
     for (label, name, cause) in [
@@ -531,21 +642,82 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             ));
         }
         let frac = stuck_total.0 as f64 / stuck_total.1.max(1) as f64;
-        rows.push(row(
-            &format!("With a random initialisation IFCA gets stuck on an error floor — {name}"),
-            "SXY22 App. C.1 (C.2: \"stuck for a long time\")",
-            m.join("; "),
-            if stuck_total.1 == 0 {
-                "not measured yet"
-            } else if frac >= 0.5 {
-                "holds"
-            } else if stuck_total.0 > 0 {
-                "holds partly"
-            } else {
-                "does not hold"
-            },
-            cause,
-        ));
+        rows.push(
+            row(
+                &format!("With a random initialisation IFCA gets stuck on an error floor — {name}"),
+                "SXY22 App. C.1 (C.2: \"stuck for a long time\")",
+                m.join("; "),
+                if stuck_total.1 == 0 {
+                    "not measured yet"
+                } else if frac >= 0.5 {
+                    "holds"
+                } else if stuck_total.0 > 0 {
+                    "holds partly"
+                } else {
+                    "does not hold"
+                },
+                cause,
+            )
+            .by(
+                "percentile bootstrap of the geometric mean over data seeds (final / oracle); \
+             Wilson score interval (seeds stuck)",
+            ),
+        );
+    }
+}
+
+/// The exponent of the Phase 2 rate in s where SXY22 App. C.1's premise κ ≈ 1 holds: per data
+/// seed, the slope of `ln λ_s` on `ln s` over s ∈ {1, 2, 5, 10} of the two-phase algorithm
+/// (FedAvg) in the communication experiment's `γ = 0.1` cells (sxy-balanced), then the bootstrap
+/// of the mean; with the number of seeds present (a seed missing an `s` or a rate is dropped).
+fn kappa_one_exponent(loaded: &BTreeMap<String, Loaded>) -> (Estimate, usize) {
+    let Some(l) = loaded.get("communication") else {
+        return (mean_ci(&[], 26), 0);
+    };
+    let Some(v) = l
+        .plan
+        .experiment
+        .variants
+        .iter()
+        .position(|v| v.label.contains("κ ≈ 1"))
+    else {
+        return (mean_ci(&[], 26), 0);
+    };
+    let mut by_seed: BTreeMap<u64, Vec<(f64, Option<f64>)>> = BTreeMap::new();
+    for c in l.cells.iter().filter(|c| c.cell.variant == Some(v)) {
+        let Some((_, s)) = c.cell.x.filter(|(_, s)| [1.0, 2.0, 5.0, 10.0].contains(s)) else {
+            continue;
+        };
+        let rate = series(c, "two-phase (FedAvg)").and_then(contraction_rate);
+        by_seed.entry(c.cell.seed).or_default().push((s, rate));
+    }
+    let seeds = by_seed.len();
+    let slopes: Vec<f64> = by_seed
+        .values()
+        .filter_map(|pts| {
+            let pts: Option<Vec<(f64, f64)>> = pts
+                .iter()
+                .map(|&(s, r)| r.map(|r| (s.ln(), r.ln())))
+                .collect();
+            let (xs, ys): (Vec<f64>, Vec<f64>) = pts.filter(|p| p.len() == 4)?.into_iter().unzip();
+            Some(crate::framework::linear_fit(&xs, &ys).0)
+        })
+        .collect();
+    (mean_ci(&slopes, 26), seeds)
+}
+
+/// A proportionality claim (exponent 1): holds when the exponent's 95 % interval lies in
+/// [0.8, 1.2], does not hold when it lies entirely outside that band, holds partly when it
+/// overlaps the band without lying inside it.
+fn proportional_verdict(e: &Estimate) -> &'static str {
+    if e.n == 0 || !(e.lo.is_finite() && e.hi.is_finite()) {
+        "not measured yet"
+    } else if inside(e, 0.8, 1.2) {
+        "holds"
+    } else if e.hi < 0.8 || e.lo > 1.2 {
+        "does not hold"
+    } else {
+        "holds partly"
     }
 }
 
@@ -791,7 +963,8 @@ fn ifca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             } else {
                 String::new()
             },
-        ));
+        )
+        .by(CI_WILSON));
     }
 }
 
@@ -810,12 +983,7 @@ pub fn ledger(loaded: &BTreeMap<String, Loaded>) -> (String, Vec<Row>) {
     srfca_rows(loaded, &mut rows);
     // A row whose statistic had no seed cannot carry a verdict.
     for r in &mut rows {
-        let fewest = r
-            .measured
-            .split("(n = ")
-            .skip(1)
-            .filter_map(|t| t.split(')').next()?.parse::<usize>().ok())
-            .min();
+        let fewest = fewest_seeds(&r.measured);
         if r.measured.contains("(no seed)") || r.measured.contains(" on 0/0 seeds") {
             r.verdict = "not measured yet (cells missing)".into();
         } else if fewest.is_some_and(|n| n < MIN_SEEDS) {
@@ -823,35 +991,84 @@ pub fn ledger(loaded: &BTreeMap<String, Loaded>) -> (String, Vec<Row>) {
         }
     }
     let mut md = String::from(
-        "| claim | paper | what we measured (95 % bootstrap CI over seeds) | verdict | cause when \
-         it differs |\n|---|---|---|---|---|\n",
+        "| claim | paper | what we measured (value [95 % interval] (n = seeds)) | interval | \
+         verdict | cause when it differs |\n|---|---|---|---|---|---|\n",
     );
     for r in &rows {
         md.push_str(&format!(
-            "| {} | {} | {} | **{}** | {} |\n",
+            "| {} | {} | {} | {} | **{}** | {} |\n",
             r.claim,
             r.source,
             r.measured,
+            r.interval,
             r.verdict,
             if r.cause.is_empty() { "—" } else { &r.cause }
         ));
     }
-    md.push_str(
-        "\nVerdict rules (written before the ledger was first computed, in `theory-checks/src/ledger.rs`): a rate \
-         exponent *holds* when its 95 % interval lies in [0.8, 1.2] and *holds partly* when it \
-         excludes 0 but not that band; \"the same final error\" holds when the ratio's interval \
-         lies in [0.9, 1.1]; \"reaches the oracle\" when final/oracle's interval lies below \
-         1.1 in every setting; \"does not converge to small error\" when final/oracle's \
-         interval lies above 5; \"poor\" when the interval lies above 1.1; \"∝ p_min\" holds \
-         when the interval of the rate ratio covers the predicted 0.6 and holds partly when it \
-         lies below 1; \"stuck on a floor\" holds when at least half of the runs end above 2× \
-         the oracle's error after 400 rounds, partly when some do; success rising with an axis \
-         holds for a line when the Wilson interval at its largest value lies above the one at \
-         its smallest; the SR-FCA rules (recovery above 0.5 at the released code's n = 100, \
-         a collapse observed at all, REFINE's mean reduction above 0) are in the doc comment \
-         of `srfca_rows`.\n",
-    );
+    md.push_str(&format!(
+        "\nVerdict rules, every one that `theory-checks/src/ledger.rs` applies (\"interval\" is \
+         the row's 95 % interval). The proportionality rule was revised on 2026-11-28 to judge the \
+         claim where its premise holds; the others are unchanged, and now all printed:\n\
+         - *Phase 1 faster than Phase 2*: holds when the interval of the geometric mean of \
+         (Phase 1's per-round log-decrease) / (Phase 2's rate λ) lies above 1 in every setting; \
+         does not hold otherwise.\n\
+         - *Rate ∝ s (κ ≈ 1)*: judged where κ ≈ 1 (the communication experiment's γ = 0.1 \
+         cells): holds when the exponent's interval lies in [0.8, 1.2], does not hold when it \
+         lies entirely outside that band, holds partly when it overlaps the band. C.1's own \
+         cells (γ = 0.8) are reported as an observation. (Before: C.1's cells, and holds partly \
+         whenever the interval excluded 0.)\n\
+         - *The same final error*: holds when the ratio's interval lies in [0.9, 1.1]; holds \
+         partly otherwise.\n\
+         - *Only slightly* (C.2's rate against s): holds when C.2's exponent interval lies \
+         entirely below C.1's; holds partly when only its point estimate does; does not hold \
+         otherwise.\n\
+         - *Inflates slightly* (C.2's final error): holds when the ratio's interval lies in \
+         (1, 1.5); holds partly when its point estimate exceeds 1; does not hold otherwise.\n\
+         - *∝ p_min* (C.3): holds when the interval of the rate ratio covers the predicted 0.6; \
+         holds partly when it lies below 1; does not hold otherwise.\n\
+         - *Reaches the oracle*: holds when final/oracle's interval lies below 1.1 in every \
+         setting; holds partly otherwise.\n\
+         - *Does not converge to small error*: holds when final/oracle's interval lies above 5 \
+         in every setting; does not hold otherwise.\n\
+         - *One-shot performs well* (C.1): holds when final/oracle's interval lies below 1.1; \
+         does not hold otherwise. *Poor* (C.2, C.3): holds when both intervals lie above 1.1; \
+         holds partly when either point estimate does; does not hold otherwise.\n\
+         - *Stuck on a floor*: holds when at least half of the seeds, pooled over the settings, \
+         end above 2× the oracle's error after 400 rounds; holds partly when some do; does not \
+         hold when none does.\n\
+         - *Success rises with an axis* (IFCA Fig. 3): a line rises when the Wilson interval at \
+         its largest value lies above the one at its smallest; holds when every line rises, \
+         holds partly when some do, does not hold when none does and every line stays at or \
+         above 0.9, unclear otherwise; a partial sweep gets no verdict.\n\
+         - *SR-FCA*: recovery holds when the Wilson interval of exact recovery at the released \
+         code's n = 100 lies above 0.5, does not hold below 0.5, holds partly otherwise; a \
+         collapse holds when IFCA (1 init) collapses at least once at n = 100; REFINE holds \
+         when the bootstrap interval of the pooled mean reduction lies above 0, does not hold at \
+         or below 0, holds partly when it contains 0, not testable when ONE_SHOT is exact on \
+         every seed.\n\
+         - Every row: a statistic with no seed gives *not measured yet (cells missing)*, one with \
+         fewer than {MIN_SEEDS} seeds *not measured yet*; a seed whose run failed or whose trace \
+         has no rate is dropped, and the row says how many.\n",
+    ));
     (md, rows)
+}
+
+/// The fewest seeds behind any estimate printed in a row's text: each `(n = 20)`, or
+/// `(n = 19 and 15)` for a statistic of two groups (the smaller counts).
+fn fewest_seeds(measured: &str) -> Option<usize> {
+    measured
+        .split("(n = ")
+        .skip(1)
+        .filter_map(|t| {
+            t.split(')')
+                .next()?
+                .split(" and ")
+                .map(|n| n.parse::<usize>().ok())
+                .collect::<Option<Vec<usize>>>()?
+                .into_iter()
+                .min()
+        })
+        .min()
 }
 
 /// Series labels of `experiments/srfca-linear.toml`.
@@ -1001,25 +1218,28 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
         }
         None => "not measured yet",
     };
-    rows.push(row(
-        claims[0].0,
-        claims[0].1,
-        format!(
+    rows.push(
+        row(
+            claims[0].0,
+            claims[0].1,
+            format!(
             "runs ending with misclustering 0 (Wilson 95 %), {cells_note}: SR-FCA {}; clusters \
              found K̂ (mean, true k = 2): {}. IFCA (1 init) for comparison: {}",
             counts_str(&rec),
             k_hat.join(", "),
             counts_str(&ifca_rec)
         ),
-        verdict_gate(v1),
-        if v1 == "holds" {
-            ""
-        } else {
-            "unclear: at d = 1000 and n ≤ d the clients' local models (ONE_SHOT's input) are \
+            verdict_gate(v1),
+            if v1 == "holds" {
+                ""
+            } else {
+                "unclear: at d = 1000 and n ≤ d the clients' local models (ONE_SHOT's input) are \
              underdetermined least-squares fits, and their pairwise distances need not separate \
              the clusters; docs/baselines.md §2 has the distances of seeds 1–5"
-        },
-    ));
+            },
+        )
+        .by(CI_WILSON),
+    );
 
     // 2. IFCA collapse.
     let collapse = |label: &str| {
@@ -1035,23 +1255,26 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
         Some(_) => "does not hold",
         None => "not measured yet",
     };
-    rows.push(row(
-        claims[1].0,
-        claims[1].1,
-        format!(
-            "runs ending with all clients but at most one in one cluster (misclustering ≥ \
+    rows.push(
+        row(
+            claims[1].0,
+            claims[1].1,
+            format!(
+                "runs ending with all clients but at most one in one cluster (misclustering ≥ \
              0.5 − 1/M; Wilson 95 %), {cells_note}: IFCA (1 init) {}; IFCA (5 restarts) {}",
-            counts_str(&c1),
-            counts_str(&c5)
-        ),
-        verdict_gate(v2),
-        if v2 == "does not hold" {
-            "not observed in the linear setting; the paper's collapses are of neural networks \
+                counts_str(&c1),
+                counts_str(&c5)
+            ),
+            verdict_gate(v2),
+            if v2 == "does not hold" {
+                "not observed in the linear setting; the paper's collapses are of neural networks \
              on CIFAR (its Table 3)"
-        } else {
-            ""
-        },
-    ));
+            } else {
+                ""
+            },
+        )
+        .by(CI_WILSON),
+    );
 
     // 3. REFINE against ONE_SHOT.
     let mut parts = Vec::new();
@@ -1094,32 +1317,35 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
     } else {
         "holds partly"
     };
-    rows.push(row(
-        claims[2].0,
-        claims[2].1,
-        format!(
-            "misclustering after ONE_SHOT and its reduction by the REFINE steps (mean, 95 % \
+    rows.push(
+        row(
+            claims[2].0,
+            claims[2].1,
+            format!(
+                "misclustering after ONE_SHOT and its reduction by the REFINE steps (mean, 95 % \
              bootstrap CI; unassigned clients count as misclustered, so a run that ends with \
              every client unassigned has misclustering 1), {cells_note}: {}; pooled reduction \
              {}",
-            parts.join("; "),
-            pooled.fmt(3)
-        ),
-        verdict_gate(v3),
-        match v3 {
-            "not testable" => {
-                "ONE_SHOT is already exact on every seed, so REFINE has nothing to correct"
-            }
-            "does not hold" | "holds partly" => {
-                "REFINE corrects a clustering only where ONE_SHOT has separated the clusters: \
+                parts.join("; "),
+                pooled.fmt(3)
+            ),
+            verdict_gate(v3),
+            match v3 {
+                "not testable" => {
+                    "ONE_SHOT is already exact on every seed, so REFINE has nothing to correct"
+                }
+                "does not hold" | "holds partly" => {
+                    "REFINE corrects a clustering only where ONE_SHOT has separated the clusters: \
                  where ONE_SHOT finds one cluster (K̂ = 1 in the first row), REFINE and MERGE \
                  put its unassigned clients into that cluster, which then holds both true \
                  clusters in equal parts, has no majority label, and counts every client as \
                  misclustered (metrics: majority misclustering)"
-            }
-            _ => "",
-        },
-    ));
+                }
+                _ => "",
+            },
+        )
+        .by(CI_MEAN),
+    );
 }
 
 /// Fitted Phase 2 contraction rates λ (per round) per setting and local solver, with the
@@ -1262,5 +1488,51 @@ mod tests {
         assert!((e.hi - e.lo - 2.0 * 1.96 * 0.316).abs() < 0.15, "{e:?}");
         let g = geomean_ci(&[2.0, 8.0], 1);
         assert!((g.value - 4.0).abs() < 1e-12);
+    }
+
+    /// A proportionality claim holds inside [0.8, 1.2], does not hold entirely outside it (an
+    /// exponent of 0.55 [0.51, 0.59] is not proportional), holds partly when it overlaps.
+    #[test]
+    fn proportionality_verdicts() {
+        let e = |value, lo, hi| Estimate {
+            value,
+            lo,
+            hi,
+            n: 10,
+            groups: None,
+        };
+        assert_eq!(proportional_verdict(&e(1.07, 1.05, 1.09)), "holds");
+        assert_eq!(proportional_verdict(&e(0.55, 0.51, 0.59)), "does not hold");
+        assert_eq!(proportional_verdict(&e(1.4, 1.25, 1.6)), "does not hold");
+        assert_eq!(proportional_verdict(&e(0.75, 0.6, 0.9)), "holds partly");
+        assert_eq!(
+            proportional_verdict(&e(f64::NAN, f64::NAN, f64::NAN)),
+            "not measured yet"
+        );
+        let none = Estimate {
+            n: 0,
+            ..e(1.0, 0.9, 1.1)
+        };
+        assert_eq!(proportional_verdict(&none), "not measured yet");
+    }
+
+    /// A two-group estimate prints both sizes, and the seed gate reads the smaller; drops are
+    /// counted.
+    #[test]
+    fn two_group_sizes_and_drops() {
+        let r = ratio_of_means_ci(&[1.0; 15], &[2.0; 19], 3);
+        assert_eq!((r.n, r.groups), (15, Some((15, 19))));
+        let text = r.fmt(2);
+        assert!(text.ends_with("(n = 15 and 19)"), "{text}");
+        assert_eq!(
+            fewest_seeds(&format!("a {text}; b 1 [0, 2] (n = 20)")),
+            Some(15)
+        );
+        assert_eq!(fewest_seeds("no estimate"), None);
+        assert_eq!(dropped(20, 20, "x"), "");
+        assert_eq!(
+            dropped(20, 15, "failed run"),
+            " (5 of 20 seeds dropped: failed run)"
+        );
     }
 }

@@ -572,9 +572,11 @@ pub fn report(
          proportion of seeds with its Wilson 95 % interval. The \
          lemma-level checks are in [theory/README.md](theory/README.md).\n\n\
          ## Claim ledger\n\nEvery claim of the experiment sections of SXY22 (App. C), IFCA \
-         (§6.1) and SR-FCA (§5), measured on our implementation. Intervals are 95 % percentile \
-         bootstrap intervals over data seeds (`theory-checks/src/ledger.rs` defines each \
-         statistic). A verdict without a number beside it is not allowed; rows whose sweep has \
+         (§6.1) and SR-FCA (§5), measured on our implementation. Every interval is a 95 % \
+         interval over data seeds, computed by the method the row's \"interval\" column names: \
+         a percentile bootstrap (4000 resamples) of a mean, a geometric mean or a ratio of \
+         means, or a Wilson score interval of a proportion (`theory-checks/src/ledger.rs` \
+         defines each statistic). A verdict without a number beside it is not allowed; rows whose sweep has \
          not run at the paper's scale say so.\n\n{ledger}\n",
         current_commit()
     );
@@ -588,10 +590,14 @@ pub fn report(
         crate::ledger::parameter_table(loaded)
     ));
     md.push_str(&format!(
-        "\n## Phase 2 contraction rates\n\nThe per-round rate λ fitted to each seed's trace \
-         (`ln(d_t − floor)` against t in the linear regime; `theory-checks/src/ledger.rs`), mean \
-         and 95 % bootstrap interval over seeds. SXY22 Theorem 2 (eq. 9) predicts \
-         λ ≈ C₁sηρ/κ.\n\n{}\n",
+        "\n## Phase 2 contraction rates\n\nThe per-round rate λ of each seed's trace \
+         d_t = d(θ_t, θ*): minus the least-squares slope of ln(d_t − d_(t+5)) on t, over the \
+         Phase 2 rounds from where that difference has fallen below half its Phase 2 maximum \
+         until it falls below 1e-4·d_t (differences at a lag remove the unknown floor: for \
+         d_t = f + A e^(−λt) they decay like e^(−λt) whatever f; a trace with fewer than 4 \
+         rounds in that window has no rate and its seed is dropped; `theory-checks/src/ledger.rs`), \
+         mean and 95 % percentile bootstrap interval over the seeds with a rate (n). SXY22 \
+         Theorem 2 (eq. 9) predicts λ ≈ C₁sηρ/κ.\n\n{}\n",
         crate::ledger::rate_table(loaded)
     ));
     md.push_str(
