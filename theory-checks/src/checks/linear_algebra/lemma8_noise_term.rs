@@ -30,6 +30,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::gamma;
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::max_nan;
 use fedmix::seed_streams::{child_seed, stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DVector, SymmetricEigen};
@@ -200,7 +201,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .iter()
             .map(|&r| federation(spec.d, spec.sigma, spec.d * r, series_seed))
             .collect();
-        let eta = GAMMA / feds.iter().map(|f| gamma(f, 1.0).0).fold(0.0, f64::max);
+        let eta = GAMMA / feds.iter().map(|f| gamma(f, 1.0).0).fold(0.0, max_nan);
         for fed in &feds {
             let n = fed.total_samples();
             let results = cell(fed, eta, spec.sigma, reps, series_seed);
