@@ -710,7 +710,10 @@ pub(crate) mod tests {
                 assert_eq!(th, out.theta_hat);
             }
         }
-        let min = losses.iter().copied().fold(f64::INFINITY, f64::min);
+        let min = losses
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, crate::prec::min_nan);
         assert_eq!(losses[chosen].to_bits(), min.to_bits(), "{losses:?}");
         assert!(losses.iter().take(chosen).all(|&l| l > min));
         // The selection rule is not vacuous here: the restarts end at different losses.

@@ -37,7 +37,7 @@ use fedmix::engine::recorder::Comm;
 use fedmix::linalg::{
     orthogonal_iteration_path, power_iteration, projector_distance, random_orthonormal,
 };
-use fedmix::prec::{amax_nan, max_nan, IDENTITY_RTOL};
+use fedmix::prec::{amax_nan, max_nan, min_nan, IDENTITY_RTOL};
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
@@ -156,7 +156,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let u1 = u.columns(0, k).clone_owned();
             let q0 = random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, start))
                 .expect("k ≤ d");
-            let cos_psi = (u1.transpose() * &q0).singular_values().min();
+            let cos_psi = (u1.transpose() * &q0)
+                .singular_values()
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, min_nan);
             let tan_psi = tan_from_cos(cos_psi);
             let rate = gap_ratio(&lam, k);
             let path = orthogonal_iteration_path(&y, &q0, steps);

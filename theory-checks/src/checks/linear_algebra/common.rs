@@ -271,9 +271,10 @@ impl Unbiasedness {
 /// The standard normal's 95 % quantile `Φ⁻¹(0.95)`.
 const Z_95: f64 = 1.644_853_626_951_472_2;
 
-/// Spectral norm `‖A‖₂` (largest singular value).
+/// Spectral norm `‖A‖₂` (largest singular value; NaN if any is, where nalgebra's `max` would
+/// skip it).
 pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {
-    a.singular_values().max()
+    a.singular_values().iter().copied().fold(0.0, max_nan)
 }
 
 /// Points of a power-law fit in the full profile: at least this many, over the validation

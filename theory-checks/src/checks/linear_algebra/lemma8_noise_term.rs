@@ -137,7 +137,9 @@ fn cell(fed: &Federation, eta: f64, sigma: f64, reps: usize, seed: u64) -> Vec<(
 fn sym_norm(k: &nalgebra::DMatrix<f64>) -> f64 {
     SymmetricEigen::new((k + k.transpose()) * 0.5)
         .eigenvalues
-        .max()
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, max_nan)
 }
 
 /// SXY22 Lemma 8's shape `σ² s d λ_max(K_sym) / N` (its constant is calibrated).
