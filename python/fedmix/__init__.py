@@ -159,7 +159,10 @@ def _tolerance(what: str, v: Any) -> float:
         raise TypeError(f"{what} must be a real number (got {v!r}, {_type_name(v)})")
     if isinstance(v, np.floating) and np.dtype(type(v)).itemsize > 8:
         raise TypeError(f"{what}: {_type_name(v)} would be rounded to float64; convert it explicitly")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # an int beyond float64's range
+        raise _error("InvalidParameter", f"parameter `{what}` = {v} is invalid: must be finite and ≥ 0") from None
 
 
 def _federation(v: Any) -> "_native.NativeFederation":

@@ -329,6 +329,12 @@ def test_tolerances_finite_and_non_negative(fed, trajectory, tmp_path, name, val
                                                 **{name: value}, **VALIDATE_KEYS)
 
 
+def test_tolerance_beyond_float64(fed, trajectory):
+    init, iterates, _ = trajectory
+    with pytest.raises(fedmix.FedmixError, match="parameter `rtol` = 1000"):
+        fedmix.validate(fed, "phase2", iterates, seed=1, init=init, rtol=10**400, **VALIDATE_KEYS)
+
+
 @pytest.mark.parametrize("value", ["1e-9", True, 1e-9 + 0j, None, [1e-9]])
 def test_tolerances_are_real_numbers(fed, trajectory, value):
     init, iterates, _ = trajectory
