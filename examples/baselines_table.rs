@@ -36,6 +36,7 @@ use fedmix::params::{
     check_known, keys_of, AlgorithmKind, AlgorithmParams, CflConfig, IfcaConfig,
     IfcaOfficialConfig, OneShotParams, OracleLabelsParams, SrfcaConfig,
 };
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 use std::time::Instant;
 
@@ -147,8 +148,8 @@ fn dist(fed: &Federation, out: &RunOutput) -> String {
 }
 
 fn range(v: &[f64], digits: usize) -> String {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = v.iter().copied().fold(f64::INFINITY, min_nan);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, max_nan);
     if (hi - lo).abs() < 1e-15 {
         format!("{lo:.digits$}")
     } else {

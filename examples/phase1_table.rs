@@ -13,6 +13,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::metrics::{bottleneck_distance, separation};
 use fedmix::params::{AlgorithmKind, AlgorithmParams, Phase2OnlyParams, TwoPhaseParams};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 
 struct Row {
@@ -119,8 +120,8 @@ fn main() {
         let found: Vec<&Row> = rows.iter().filter(|r| r.found).collect();
         let range = |f: &dyn Fn(&Row) -> f64| {
             let v: Vec<f64> = found.iter().map(|r| f(r)).collect();
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let lo = v.iter().copied().fold(f64::INFINITY, min_nan);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, max_nan);
             format!("{lo:.3}–{hi:.3}")
         };
         let notes: Vec<String> = rows

@@ -53,6 +53,37 @@ pub enum FedmixError {
         /// Number of clusters.
         k: usize,
     },
+    /// A candidate label (`fedmix validate --labels`) given as a float that is not an integer
+    /// (NaN, ±inf, a fraction, or beyond the int64 range): refused rather than cast.
+    #[error(
+        "{}: label of client {client} in round {round} is {value}, not an integer (labels are \
+         cluster indices, -1 for unassigned)", path.display()
+    )]
+    LabelNotInteger {
+        /// The file or array.
+        path: PathBuf,
+        /// Round (1-based).
+        round: usize,
+        /// Client (0-based).
+        client: usize,
+        /// The value found.
+        value: f64,
+    },
+    /// A candidate label that is neither a model of its round nor `-1` (unassigned).
+    #[error(
+        "candidate labels: client {client} in round {round} has label {label}, but the reference \
+         has {models} model(s) in that round (valid: 0..{models}, or -1 for unassigned)"
+    )]
+    CandidateLabelOutOfRange {
+        /// Round (1-based).
+        round: usize,
+        /// Client (0-based).
+        client: usize,
+        /// The label found.
+        label: i64,
+        /// Models of the reference in that round.
+        models: usize,
+    },
     /// A parameter value is outside its valid range.
     #[error("parameter `{name}` = {value} is invalid: {reason}")]
     InvalidParameter {

@@ -123,10 +123,14 @@ struct ValidateArgs {
     /// `examples/python/fedmix_numpy.py` writes it); flags given explicitly take precedence.
     #[arg(long, value_name = "DIR")]
     candidate: Option<PathBuf>,
-    /// Candidate iterates: rounds × k × d float64 .npy (the models after each round).
+    /// Candidate iterates: rounds × k × d float64 .npy (the models after each round). A NaN or
+    /// infinite entry fails its round whatever the tolerance (rounds with fewer models than k:
+    /// the slots beyond them must be NaN, as `run --save-iterates` pads them).
     #[arg(long, required_unless_present = "candidate")]
     iterates: Option<PathBuf>,
-    /// Candidate labels: rounds × M int64 .npy (each client's cluster choice per round).
+    /// Candidate labels: rounds × M int64 .npy, or float64 holding integers only (each client's
+    /// cluster choice per round, -1 for unassigned); NaN, a fraction or a label outside the
+    /// round's models is an error (exit 2).
     #[arg(long)]
     labels: Option<PathBuf>,
     /// Relative tolerance (to the round's largest reference entry).
@@ -569,10 +573,7 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     })?;
     let (shape, cand) = fedmix::io::read_f64(&iterates, &[None, None, Some(ds.train.d())])?;
     let cand_labels = match &args.labels {
-        Some(p) => Some(fedmix::io::read_i64(
-            p,
-            &[None, Some(ds.train.num_clients())],
-        )?),
+        Some(p) => Some(fedmix::validate::read_labels(p, ds.train.num_clients())?),
         None => None,
     };
     let what = format!("reference {}", prep.alg.name());
@@ -601,9 +602,11 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             .map(|(key, v)| format!("{key}={v}"))
             .collect();
         say!("reference: {} with {}", prep.alg.name(), shown.join(" "));
+        // The first round with the largest deviation (NaN counts as the largest).
         let worst = report
             .rounds
             .iter()
+            .rev()
             .max_by(|a, b| a.max_rel_deviation.total_cmp(&b.max_rel_deviation));
         let beyond = report.rounds.iter().filter(|r| !r.ok).count();
         say!(
@@ -659,7 +662,11 @@ fn validate(args: ValidateArgs) -> Result<bool> {
                 r.label_disagreements
                     .as_ref()
                     .map_or("-".into(), |l| l.len().to_string()),
-                if r.ok { "ok" } else { "DIFFERS" }
+                match (r.ok, &r.bad_entry) {
+                    (true, _) => "ok".into(),
+                    (false, Some(e)) => format!("DIFFERS: {}", e.describe()),
+                    (false, None) => "DIFFERS".to_string(),
+                }
             );
         }
         match (&report.first_failure, &report.diagnosis) {

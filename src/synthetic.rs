@@ -357,7 +357,7 @@ impl SettingParams {
         nonneg_finite("sigma", self.sigma)?;
         nonneg_finite("r", self.r)?;
         nonneg_finite("size_spread", self.size_spread)?;
-        if self.sizes == SizeDist::Zipf && self.size_spread <= 0.0 {
+        if self.sizes == SizeDist::Zipf && !(self.size_spread > 0.0) {
             return Err(FedmixError::invalid(
                 "size_spread",
                 self.size_spread,
@@ -410,7 +410,7 @@ impl SettingParams {
             ));
         }
         let sum: f64 = self.p.iter().sum();
-        if (sum - 1.0).abs() > 1e-9 {
+        if !((sum - 1.0).abs() <= 1e-9) {
             return Err(FedmixError::invalid(
                 "p",
                 show(),

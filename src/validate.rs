@@ -2,16 +2,28 @@
 //! labels) with the reference run on identical data and randomness (`fedmix validate`).
 //!
 //! Per round `t` the deviation is `max|θ^ref_t − θ^cand_t| / max|θ^ref_t|` over all `k × d`
-//! entries; the round is within tolerance when `max|θ^ref_t − θ^cand_t| ≤ atol + rtol·max|θ^ref_t|`
-//! and, when both sides give labels, every client chose the same cluster. At the first round
-//! that fails, [`diagnose`] says what diverged: the cluster choices (eq. 8 / ties), or — with
-//! identical choices — the update itself, comparing how far each model moved on both sides
-//! (a constant ratio such as `N/N_j` points at the aggregation weights).
+//! entries; the round is within tolerance when `max|θ^ref_t − θ^cand_t| ≤ atol + rtol·max|θ^ref_t|`,
+//! no entry of either side is NaN or infinite, and, when both sides give labels, every client
+//! chose the same cluster. At the first round that fails, [`diagnose`] says what diverged: a
+//! non-finite entry, the cluster choices (eq. 8 / ties), or — with identical choices — the update
+//! itself, comparing how far each model moved on both sides (a constant ratio such as `N/N_j`
+//! points at the aggregation weights).
+//!
+//! Every comparison here fails on NaN: a NaN deviation is the largest of its round (never
+//! skipped by the fold), and a round with a NaN or infinite entry on either side fails whatever
+//! the tolerance (`inf ≤ atol + rtol·inf` would otherwise pass a reference entry of `inf`).
+//!
+//! Decision (rounds with fewer models than others — SR-FCA merges, CFL splits): the candidate's
+//! model axis has the most models any reference round has, `K_max`, and a round with `k_t <
+//! K_max` models leaves slots `k_t..K_max` as padding, NaN, exactly as `iterates.npy` is written
+//! by `fedmix run --save-iterates`; a padding slot holding anything but NaN is a model the
+//! reference does not have, and fails the round.
 
 use crate::error::{FedmixError, Result};
 use crate::params::LocalSolver;
 use nalgebra::DMatrix;
 use serde::Serialize;
+use std::path::Path;
 
 /// Tolerances (see the module doc).
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -22,19 +34,103 @@ pub struct Tolerance {
     pub atol: f64,
 }
 
+/// Which side of the comparison holds an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The trajectory under test.
+    Candidate,
+    /// fedmix's own run.
+    Reference,
+}
+
+/// An entry that fails its round whatever the tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BadEntry {
+    /// A NaN or infinite entry in a model the reference has.
+    NonFinite {
+        /// Which side holds it.
+        side: Side,
+        /// Model (cluster index).
+        model: usize,
+        /// Coordinate.
+        coordinate: usize,
+        /// `NaN`, `inf` or `-inf` (JSON has no non-finite numbers).
+        value: String,
+    },
+    /// A value (not NaN padding) in a model slot the reference does not have in this round.
+    BeyondModels {
+        /// Model slot (≥ `models`).
+        model: usize,
+        /// Coordinate.
+        coordinate: usize,
+        /// The value found, as text.
+        value: String,
+        /// Models the reference has in this round.
+        models: usize,
+    },
+}
+
+impl BadEntry {
+    /// Model and coordinate of the entry.
+    pub fn at(&self) -> (usize, usize) {
+        match *self {
+            BadEntry::NonFinite {
+                model, coordinate, ..
+            }
+            | BadEntry::BeyondModels {
+                model, coordinate, ..
+            } => (model, coordinate),
+        }
+    }
+
+    /// One line saying what the entry is.
+    pub fn describe(&self) -> String {
+        match self {
+            BadEntry::NonFinite {
+                side,
+                model,
+                coordinate,
+                value,
+            } => {
+                let side = match side {
+                    Side::Candidate => "candidate",
+                    Side::Reference => "reference",
+                };
+                format!("{side} model {model}, coordinate {coordinate} is {value}")
+            }
+            BadEntry::BeyondModels {
+                model,
+                coordinate,
+                value,
+                models,
+            } => format!(
+                "candidate model {model}, coordinate {coordinate} is {value}, but the reference has \
+                 {models} model(s) in this round (slots beyond them must be NaN padding)"
+            ),
+        }
+    }
+}
+
 /// One round of the comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct RoundReport {
     /// Round (1-based: the models after round `round`).
     pub round: usize,
-    /// `max|Δ| / max|θ^ref|`.
+    /// `max|Δ| / max|θ^ref|` (`max|Δ|` when the reference is all zero); NaN when any `Δ` is.
     pub max_rel_deviation: f64,
-    /// `max|Δ|`.
+    /// `max|Δ|` over the reference's models; NaN when any `Δ` is NaN (a NaN is never skipped).
     pub max_abs_deviation: f64,
-    /// Model (cluster index) holding the largest deviation.
+    /// Model (cluster index) holding the largest deviation, or the first bad entry.
     pub worst_model: usize,
-    /// Coordinate of the largest deviation.
+    /// Coordinate of the largest deviation, or of the first bad entry.
     pub worst_coordinate: usize,
+    /// Models the reference has in this round (the candidate's slots beyond are NaN padding).
+    pub models: usize,
+    /// The first entry (models in order, coordinates within) that fails the round whatever the
+    /// tolerance: NaN or infinite on either side, or a value in a padding slot.
+    pub bad_entry: Option<BadEntry>,
     /// Clients whose cluster choice differs (when both sides give labels).
     pub label_disagreements: Option<Vec<usize>>,
     /// Within tolerance.
@@ -61,7 +157,7 @@ pub struct ValidationReport {
 /// `init` (`d × k`), the common start when known, is used to diagnose the first round.
 ///
 /// # Errors
-/// [`FedmixError::DimensionMismatch`] when the candidate's shape disagrees with the reference.
+/// As [`compare_under`].
 pub fn compare(
     init: Option<&DMatrix<f64>>,
     reference: &[DMatrix<f64>],
@@ -92,13 +188,13 @@ pub fn compare(
 pub struct Reference<'a> {
     /// The common start (`d × k`), when known: used to diagnose the first round.
     pub init: Option<&'a DMatrix<f64>>,
-    /// The models after each round (`d × k` each).
+    /// The models after each round (`d × k_t` each).
     pub iterates: &'a [DMatrix<f64>],
     /// The labels after each round, when recorded.
     pub labels: Option<&'a [Vec<usize>]>,
 }
 
-/// The candidate's side: C-order `rounds × k × d` models and optional `rounds × M` labels
+/// The candidate's side: C-order `rounds × K_max × d` models and optional `rounds × M` labels
 /// (values and shape).
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate<'a> {
@@ -110,11 +206,66 @@ pub struct Candidate<'a> {
     pub labels: Option<(&'a [i64], &'a [usize])>,
 }
 
+/// The label `-1` (as `labels.npy` writes [`crate::metrics::UNASSIGNED`]: a client outside every
+/// cluster, SR-FCA).
+pub const UNASSIGNED_LABEL: i64 = -1;
+
+/// Candidate labels given as floats (a float64 `labels.npy`, a float numpy array), in C order of
+/// `shape` (`rounds × M`): each must be an integer — a cluster index, or `-1` for unassigned —
+/// and is then converted exactly; NaN, ±inf, a fraction or a value beyond the `int64` range is
+/// refused rather than cast. `source` names the file or array in the error.
+///
+/// # Errors
+/// [`FedmixError::LabelNotInteger`] at the first such entry (round 1-based, client 0-based).
+pub fn labels_from_f64(source: &Path, shape: &[usize], data: &[f64]) -> Result<Vec<i64>> {
+    // 2^63: every integral f64 below it in magnitude is an exact int64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let m = shape.get(1).copied().unwrap_or(1).max(1);
+    data.iter()
+        .enumerate()
+        .map(|(i, &v)| match v.fract() == 0.0 && v.abs() < LIMIT {
+            true => Ok(v as i64),
+            false => Err(FedmixError::LabelNotInteger {
+                path: source.into(),
+                round: i / m + 1,
+                client: i % m,
+                value: v,
+            }),
+        })
+        .collect()
+}
+
+/// Read candidate labels (`rounds × clients`) from a `.npy` file: int64, or float64 holding
+/// integers only ([`labels_from_f64`]'s rule).
+///
+/// # Errors
+/// The `.npy` reader's errors (another dtype is [`FedmixError::WrongDtype`]), and
+/// [`FedmixError::LabelNotInteger`].
+pub fn read_labels(path: &Path, clients: usize) -> Result<(Vec<usize>, Vec<i64>)> {
+    let expected = [None, Some(clients)];
+    match crate::io::read_i64(path, &expected) {
+        Err(FedmixError::WrongDtype { found, .. }) if found == "<f8" => {
+            let (shape, data) = crate::io::read_f64(path, &expected)?;
+            let labels = labels_from_f64(path, &shape, &data)?;
+            Ok((shape, labels))
+        }
+        Err(FedmixError::WrongDtype { path: p, found, .. }) => Err(FedmixError::WrongDtype {
+            path: p,
+            expected: "<i8 (or <f8 holding integers)".into(),
+            found,
+        }),
+        other => other,
+    }
+}
+
 /// [`compare`] knowing the reference's update rule, so that the diagnosis of the first
 /// failing round names the update the candidate should match and the usual ways it differs.
 ///
 /// # Errors
-/// As [`compare`].
+/// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate's
+/// shape disagrees with the reference (its model axis must be the most models of any reference
+/// round); [`FedmixError::CandidateLabelOutOfRange`] for a label that is neither a model of its
+/// round nor `-1`.
 pub fn compare_under(
     rule: &UpdateRule,
     reference: &Reference<'_>,
@@ -132,7 +283,10 @@ pub fn compare_under(
         labels: candidate_labels,
     } = *candidate;
     let (d, k) = match reference.first() {
-        Some(m) => (m.nrows(), m.ncols()),
+        Some(m) => (
+            m.nrows(),
+            reference.iter().map(DMatrix::ncols).max().unwrap_or(0),
+        ),
         None => (
             candidate_shape.get(2).copied().unwrap_or(0),
             candidate_shape.get(1).copied().unwrap_or(0),
@@ -149,21 +303,25 @@ pub fn compare_under(
             reference: expect[0],
         });
     }
-    if candidate_shape != expect {
+    if candidate_shape != expect || candidate.len() != expect.iter().product::<usize>() {
         return Err(FedmixError::DimensionMismatch {
             what: format!("candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d)"),
             expected: expect.iter().product(),
             found: candidate_shape.iter().product(),
         });
     }
-    let cand: Vec<DMatrix<f64>> = candidate
-        .chunks_exact(k * d)
-        .map(|c| DMatrix::from_column_slice(d, k, c))
-        .collect();
+    // `rounds × K_max × d` C order = one column-major `d × K_max` matrix per round.
+    let cand: Vec<DMatrix<f64>> = match k * d {
+        0 => vec![DMatrix::zeros(d, k); reference.len()],
+        kd => candidate
+            .chunks_exact(kd)
+            .map(|c| DMatrix::from_column_slice(d, k, c))
+            .collect(),
+    };
     let labels = match (reference_labels, candidate_labels) {
         (Some(r), Some((c, shape))) => {
             let m = r.first().map_or(0, Vec::len);
-            if shape != [reference.len(), m] {
+            if shape != [reference.len(), m] || c.len() != reference.len() * m {
                 return Err(FedmixError::DimensionMismatch {
                     what: format!(
                         "candidate labels shape {shape:?} vs reference [{}, {m}] (rounds × M)",
@@ -173,41 +331,24 @@ pub fn compare_under(
                     found: shape.iter().product(),
                 });
             }
+            check_label_range(c, m, reference)?;
             Some((r, c, m))
         }
         _ => None,
     };
-    let mut rounds = Vec::with_capacity(reference.len());
-    for (t, (a, b)) in reference.iter().zip(&cand).enumerate() {
-        let diff = a - b;
-        let (imax, abs) = diff
-            .iter()
-            .enumerate()
-            .fold((0, 0.0f64), |(bi, bv), (i, v)| {
-                if v.abs() > bv {
-                    (i, v.abs())
-                } else {
-                    (bi, bv)
-                }
+    let rounds: Vec<RoundReport> = reference
+        .iter()
+        .zip(&cand)
+        .enumerate()
+        .map(|(t, (a, b))| {
+            let disagreements = labels.map(|(r, c, m)| {
+                (0..m)
+                    .filter(|&i| c[t * m + i] != label_i64(r[t][i]))
+                    .collect::<Vec<usize>>()
             });
-        let scale = a.amax();
-        let disagreements = labels.map(|(r, c, m)| {
-            (0..m)
-                .filter(|&i| c[t * m + i] != r[t][i] as i64)
-                .collect::<Vec<usize>>()
-        });
-        let ok =
-            abs <= tol.atol + tol.rtol * scale && disagreements.as_ref().is_none_or(Vec::is_empty);
-        rounds.push(RoundReport {
-            round: t + 1,
-            max_rel_deviation: if scale > 0.0 { abs / scale } else { abs },
-            max_abs_deviation: abs,
-            worst_model: imax / d,
-            worst_coordinate: imax % d,
-            label_disagreements: disagreements,
-            ok,
-        });
-    }
+            round_report(t, a, b, disagreements, tol)
+        })
+        .collect();
     let first_failure = rounds.iter().find(|r| !r.ok).map(|r| r.round);
     let diagnosis = first_failure.map(|t| diagnose(init, reference, &cand, &rounds[t - 1], rule));
     Ok(ValidationReport {
@@ -219,6 +360,116 @@ pub fn compare_under(
     })
 }
 
+/// A reference label as the candidate writes it (`-1` for unassigned).
+fn label_i64(l: usize) -> i64 {
+    match l == crate::metrics::UNASSIGNED {
+        true => UNASSIGNED_LABEL,
+        false => i64::try_from(l).unwrap_or(i64::MAX),
+    }
+}
+
+/// Every candidate label (`rounds × m`, C order) is `-1` or a model of its round.
+fn check_label_range(labels: &[i64], m: usize, reference: &[DMatrix<f64>]) -> Result<()> {
+    for (t, row) in labels.chunks(m.max(1)).enumerate() {
+        let models = reference.get(t).map_or(0, DMatrix::ncols);
+        let fits = |l: i64| l == UNASSIGNED_LABEL || usize::try_from(l).is_ok_and(|l| l < models);
+        if let Some((client, &label)) = row.iter().enumerate().find(|(_, &l)| !fits(l)) {
+            return Err(FedmixError::CandidateLabelOutOfRange {
+                round: t + 1,
+                client,
+                label,
+                models,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `NaN`, `inf` or `-inf`; other values in full.
+fn value_text(v: f64) -> String {
+    match v.is_nan() {
+        true => "NaN".into(),
+        false => format!("{v:e}"),
+    }
+}
+
+/// Round `t` (0-based): reference `a` (`d × k_t`) against candidate `b` (`d × K_max`).
+fn round_report(
+    t: usize,
+    a: &DMatrix<f64>,
+    b: &DMatrix<f64>,
+    label_disagreements: Option<Vec<usize>>,
+    tol: Tolerance,
+) -> RoundReport {
+    let (d, models) = (a.nrows(), a.ncols());
+    let compared = &b.as_slice()[..models * d];
+    let bad_entry = first_bad_entry(a.as_slice(), b.as_slice(), d, models);
+    let (mut worst, abs) = nan_max(a.iter().zip(compared).map(|(x, y)| (x - y).abs()));
+    let scale = nan_max(a.iter().map(|x| x.abs())).1;
+    if let Some(e) = &bad_entry {
+        let (j, c) = e.at();
+        worst = j * d + c;
+    }
+    // `!(abs > …)` would pass a NaN: the test is written so that NaN fails.
+    let within = abs <= tol.atol + tol.rtol * scale;
+    let ok =
+        within && bad_entry.is_none() && label_disagreements.as_ref().is_none_or(Vec::is_empty);
+    RoundReport {
+        round: t + 1,
+        max_rel_deviation: if scale > 0.0 { abs / scale } else { abs },
+        max_abs_deviation: abs,
+        worst_model: worst.checked_div(d).unwrap_or(0),
+        worst_coordinate: worst.checked_rem(d).unwrap_or(0),
+        models,
+        bad_entry,
+        label_disagreements,
+        ok,
+    }
+}
+
+/// Index and value of the largest of `values`, NaN counting as the largest (the first NaN, or
+/// the first maximum); `(0, 0.0)` when empty.
+fn nan_max(values: impl Iterator<Item = f64>) -> (usize, f64) {
+    values.enumerate().fold((0, 0.0f64), |(bi, bv), (i, v)| {
+        match bv.is_nan() || v <= bv {
+            true => (bi, bv),
+            false => (i, v),
+        }
+    })
+}
+
+/// The first entry (column-major over `d × K_max`) that fails the round whatever the tolerance.
+fn first_bad_entry(
+    reference: &[f64],
+    candidate: &[f64],
+    d: usize,
+    models: usize,
+) -> Option<BadEntry> {
+    candidate.iter().enumerate().find_map(|(i, &c)| {
+        let (model, coordinate) = (i / d, i % d);
+        if model >= models {
+            return (!c.is_nan()).then(|| BadEntry::BeyondModels {
+                model,
+                coordinate,
+                value: value_text(c),
+                models,
+            });
+        }
+        let r = reference[i];
+        let (side, v) = match (c.is_finite(), r.is_finite()) {
+            (true, true) => return None,
+            (false, _) => (Side::Candidate, c),
+            (true, false) => (Side::Reference, r),
+        };
+        Some(BadEntry::NonFinite {
+            side,
+            model,
+            coordinate,
+            value: value_text(v),
+        })
+    })
+}
+
 /// Explain the first failing round.
 pub fn diagnose(
     init: Option<&DMatrix<f64>>,
@@ -227,6 +478,25 @@ pub fn diagnose(
     r: &RoundReport,
     rule: &UpdateRule,
 ) -> String {
+    if let Some(e) = &r.bad_entry {
+        let why = match e {
+            BadEntry::NonFinite {
+                side: Side::Reference,
+                ..
+            } => {
+                "the reference itself is not finite here (a fedmix bug: please report it); no \
+                  comparison can pass"
+            }
+            BadEntry::NonFinite { .. } => {
+                "a NaN or infinite entry fails its round whatever the tolerance (the candidate \
+                 diverged, or did not write this entry)"
+            }
+            BadEntry::BeyondModels { .. } => {
+                "the candidate has more models than the reference in this round"
+            }
+        };
+        return format!("round {}: {}: {why}", r.round, e.describe());
+    }
     if let Some(l) = r.label_disagreements.as_ref().filter(|l| !l.is_empty()) {
         let shown: Vec<String> = l.iter().take(8).map(usize::to_string).collect();
         return format!(
@@ -239,8 +509,10 @@ pub fn diagnose(
         );
     }
     let t = r.round - 1;
+    // The candidate's models this round has (its other slots are padding).
+    let models = |m: &DMatrix<f64>, k: usize| m.columns(0, k.min(m.ncols())).clone_owned();
     let (prev_ref, prev_cand) = match (t, init) {
-        (0, Some(i)) => (i, i),
+        (0, Some(i)) => (i.clone(), i.clone()),
         (0, None) => {
             return format!(
                 "round 1: every client chose the same cluster, but model {} differs by {:.3e} \
@@ -248,12 +520,25 @@ pub fn diagnose(
                 r.worst_model, r.max_abs_deviation
             )
         }
-        _ => (&reference[t - 1], &candidate[t - 1]),
+        _ => (
+            reference[t - 1].clone(),
+            models(&candidate[t - 1], reference[t - 1].ncols()),
+        ),
     };
     let j = r.worst_model;
+    if j >= prev_ref.ncols() || prev_ref.shape() != prev_cand.shape() {
+        return format!(
+            "round {}: model {j} differs by {:.3e}; it is new in this round (the reference has {} \
+             model(s) now, {} before), so there is no move to compare",
+            r.round,
+            r.max_abs_deviation,
+            r.models,
+            prev_ref.ncols()
+        );
+    }
     let moved_ref = (reference[t].column(j) - prev_ref.column(j)).norm();
     let moved_cand = (candidate[t].column(j) - prev_cand.column(j)).norm();
-    let start_gap = (prev_ref - prev_cand).amax();
+    let start_gap = (&prev_ref - &prev_cand).amax();
     if start_gap > 0.0 && t > 0 {
         return format!(
             "round {}: the models entering this round already differed by {start_gap:.3e} (below tolerance); \
@@ -510,5 +795,189 @@ mod tests {
             tol,
         );
         assert!(wrong_shape.is_err());
+    }
+
+    fn tight() -> Tolerance {
+        Tolerance {
+            rtol: 1e-9,
+            atol: 0.0,
+        }
+    }
+
+    /// Two rounds of two 2-dimensional models, and the candidate equal to it (C order).
+    fn two_rounds() -> (Vec<DMatrix<f64>>, Vec<f64>) {
+        let r1 = DMatrix::from_column_slice(2, 2, &[0.1, -0.2, 1.0, 1.2]);
+        let r2 = DMatrix::from_column_slice(2, 2, &[0.15, -0.1, 1.0, 1.3]);
+        let flat = [&r1, &r2]
+            .iter()
+            .flat_map(|m| m.as_slice().to_vec())
+            .collect();
+        (vec![r1, r2], flat)
+    }
+
+    /// A NaN anywhere in the candidate fails its round (and only it), with the deviation NaN
+    /// and the worst entry at the first NaN; an all-NaN candidate fails every round.
+    #[test]
+    fn a_nan_in_the_candidate_fails_its_round() {
+        let (reference, flat) = two_rounds();
+        for i in 0..flat.len() {
+            let mut c = flat.clone();
+            c[i] = f64::NAN;
+            let rep = compare(None, &reference, None, &c, &[2, 2, 2], None, tight()).unwrap();
+            let (t, j, x) = (i / 4, (i % 4) / 2, i % 2);
+            assert!(!rep.passed, "NaN at {i} passed");
+            assert_eq!(rep.first_failure, Some(t + 1));
+            let r = &rep.rounds[t];
+            assert!(!r.ok && r.max_abs_deviation.is_nan() && r.max_rel_deviation.is_nan());
+            assert_eq!((r.worst_model, r.worst_coordinate), (j, x));
+            assert_eq!(
+                r.bad_entry,
+                Some(BadEntry::NonFinite {
+                    side: Side::Candidate,
+                    model: j,
+                    coordinate: x,
+                    value: "NaN".into()
+                })
+            );
+            assert!(rep.rounds[1 - t].ok, "the other round is untouched");
+            assert!(rep.diagnosis.unwrap().contains("is NaN"));
+        }
+        let all = vec![f64::NAN; flat.len()];
+        let rep = compare(None, &reference, None, &all, &[2, 2, 2], None, tight()).unwrap();
+        assert!(rep.rounds.iter().all(|r| !r.ok && r.worst_model == 0));
+        // Loose tolerances do not change it.
+        let loose = Tolerance {
+            rtol: 1e300,
+            atol: 1e300,
+        };
+        let rep = compare(None, &reference, None, &all, &[2, 2, 2], None, loose).unwrap();
+        assert!(!rep.passed);
+    }
+
+    /// ±inf fails; a non-finite reference entry fails its round even when the candidate has
+    /// the same value or the scale `max|θ_ref| = inf` would make any deviation "relative" zero.
+    #[test]
+    fn infinities_and_a_non_finite_reference_fail() {
+        let (reference, flat) = two_rounds();
+        for v in [f64::INFINITY, f64::NEG_INFINITY] {
+            let mut c = flat.clone();
+            c[5] = v;
+            let rep = compare(None, &reference, None, &c, &[2, 2, 2], None, tight()).unwrap();
+            assert_eq!(rep.first_failure, Some(2));
+            assert_eq!(
+                (rep.rounds[1].worst_model, rep.rounds[1].worst_coordinate),
+                (0, 1)
+            );
+        }
+        for v in [f64::NAN, f64::INFINITY] {
+            let mut bad_ref = reference.clone();
+            bad_ref[0][(1, 1)] = v;
+            let mut same = flat.clone();
+            same[3] = v;
+            for c in [&flat, &same] {
+                let rep = compare(None, &bad_ref, None, c, &[2, 2, 2], None, tight()).unwrap();
+                assert_eq!(rep.first_failure, Some(1), "reference {v} passed");
+                assert!(matches!(
+                    rep.rounds[0].bad_entry,
+                    Some(BadEntry::NonFinite {
+                        model: 1,
+                        coordinate: 1,
+                        ..
+                    })
+                ));
+            }
+        }
+    }
+
+    /// Rounds with fewer models (SR-FCA merges, CFL splits): the candidate's extra slots must be
+    /// NaN padding; the untouched padded trajectory passes, a value in a padding slot fails.
+    #[test]
+    fn padding_slots_must_be_nan() {
+        let r1 = DMatrix::from_column_slice(2, 1, &[0.5, 0.25]);
+        let r2 = DMatrix::from_column_slice(2, 2, &[0.5, 0.3, -1.0, 2.0]);
+        let padded = vec![0.5, 0.25, f64::NAN, f64::NAN, 0.5, 0.3, -1.0, 2.0];
+        let reference = [r1, r2];
+        let rep = compare(None, &reference, None, &padded, &[2, 2, 2], None, tight()).unwrap();
+        assert!(rep.passed, "{rep:?}");
+        assert_eq!(rep.rounds[0].models, 1);
+        let mut c = padded.clone();
+        c[3] = 0.0;
+        let rep = compare(None, &reference, None, &c, &[2, 2, 2], None, tight()).unwrap();
+        assert_eq!(rep.first_failure, Some(1));
+        assert!(matches!(
+            rep.rounds[0].bad_entry,
+            Some(BadEntry::BeyondModels {
+                model: 1,
+                coordinate: 1,
+                models: 1,
+                ..
+            })
+        ));
+        // The model axis is the most models of any round.
+        let short = compare(
+            None,
+            &reference,
+            None,
+            &padded[..4],
+            &[2, 1, 2],
+            None,
+            tight(),
+        );
+        assert!(matches!(short, Err(FedmixError::DimensionMismatch { .. })));
+        // A failure in a round with a new model is diagnosed without a move to compare.
+        let mut c = padded;
+        c[6] = -1.5;
+        let rep = compare(None, &reference, None, &c, &[2, 2, 2], None, tight()).unwrap();
+        assert!(rep.diagnosis.unwrap().contains("new in this round"));
+    }
+
+    /// Float labels are taken only when every entry is an integer; labels outside `-1..k_t` are
+    /// an error, and `-1` (unassigned) is a label like any other.
+    #[test]
+    fn labels_are_integers_within_the_round_models() {
+        let src = Path::new("<labels>");
+        assert_eq!(
+            labels_from_f64(src, &[2, 2], &[0.0, 1.0, -1.0, 2.0]).unwrap(),
+            vec![0, 1, -1, 2]
+        );
+        for (i, v) in [(3, f64::NAN), (0, 1.5), (2, f64::INFINITY), (1, 1e19)] {
+            let mut data = [0.0, 1.0, 1.0, 0.0];
+            data[i] = v;
+            match labels_from_f64(src, &[2, 2], &data) {
+                Err(FedmixError::LabelNotInteger { round, client, .. }) => {
+                    assert_eq!((round, client), (i / 2 + 1, i % 2), "{v}")
+                }
+                other => panic!("{v}: {other:?}"),
+            }
+        }
+        let (reference, flat) = two_rounds();
+        let ref_labels = [vec![0, 1, crate::metrics::UNASSIGNED], vec![1, 1, 0]];
+        let run = |labels: &[i64]| {
+            compare(
+                None,
+                &reference,
+                Some(&ref_labels),
+                &flat,
+                &[2, 2, 2],
+                Some((labels, &[2, 3])),
+                tight(),
+            )
+        };
+        assert!(run(&[0, 1, -1, 1, 1, 0]).unwrap().passed);
+        let rep = run(&[0, 1, 0, 1, 1, 0]).unwrap();
+        assert_eq!(rep.rounds[0].label_disagreements, Some(vec![2]));
+        for (i, label) in [(4, 2), (1, -2), (5, i64::MAX)] {
+            let mut l = [0, 1, -1, 1, 1, 0];
+            l[i] = label;
+            match run(&l) {
+                Err(FedmixError::CandidateLabelOutOfRange {
+                    round,
+                    client,
+                    models: 2,
+                    ..
+                }) => assert_eq!((round, client), (i / 3 + 1, i % 3)),
+                other => panic!("{label}: {other:?}"),
+            }
+        }
     }
 }

@@ -343,3 +343,142 @@ fn kernels_and_matrixmultiply_write_the_same_run() {
         assert!(a == b, "{f} differs between the kernels and matrixmultiply");
     }
 }
+
+/// `validate` cannot be fooled by non-finite entries and refuses labels that are not integers:
+/// an all-NaN candidate fails every round (exit 1, each naming its first NaN), one NaN fails
+/// exactly its round; float labels are read when they hold integers and refused (exit 2, naming
+/// round and client) when one is NaN, a fraction or outside the round's models; CFL's own
+/// NaN-padded trajectory (its number of models grows) passes.
+#[test]
+fn validate_fails_non_finite_candidates_and_refuses_non_integer_labels() {
+    let data = tmp("nan-data");
+    let run = tmp("nan-run");
+    let d = data.to_str().unwrap();
+    let mut gen = vec!["generate"];
+    gen.extend_from_slice(SMALL);
+    gen.extend_from_slice(&["--out", d]);
+    assert!(fedmix(&gen).status.success());
+    let keys = ["--set", "rounds=4"];
+    let mut args = vec!["run", "--algorithm", "phase2", "--data", d, "--seed", "2"];
+    args.extend_from_slice(&keys);
+    args.extend_from_slice(&["--save-iterates", "--quiet", "--out", run.to_str().unwrap()]);
+    assert!(fedmix(&args).status.success());
+    let (shape, iterates) =
+        fedmix::io::read_f64(&run.join("iterates.npy"), &[None, None, None]).unwrap();
+    let (lshape, labels) =
+        fedmix::io::read_i64(&run.join("iterate_labels.npy"), &[None, None]).unwrap();
+    let validate = |iterates: &[f64], labels: Option<&[f64]>| {
+        let it = run.join("cand-iterates.npy");
+        fedmix::io::write_f64(&it, &shape, iterates).unwrap();
+        let mut a = vec![
+            "validate",
+            "--algorithm",
+            "phase2",
+            "--data",
+            d,
+            "--seed",
+            "2",
+        ];
+        a.extend_from_slice(&keys);
+        let it = it.to_str().unwrap().to_string();
+        let lp = run.join("cand-labels.npy");
+        let lps = lp.to_str().unwrap().to_string();
+        a.extend_from_slice(&["--quiet", "--iterates", &it]);
+        if let Some(l) = labels {
+            fedmix::io::write_f64(&lp, &lshape, l).unwrap();
+            a.extend_from_slice(&["--labels", &lps]);
+        }
+        let o = fedmix(&a);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let nan = vec![f64::NAN; iterates.len()];
+    let (code, out, _) = validate(&nan, None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("4 rounds compared, 4 beyond tolerance"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("DIFFERS: candidate model 0, coordinate 0 is NaN")
+            .count(),
+        4,
+        "{out}"
+    );
+    let mut one = iterates.clone();
+    let per_round = shape[1] * shape[2];
+    one[2 * per_round + shape[2] + 3] = f64::NAN;
+    let (code, out, _) = validate(&one, None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("1 beyond tolerance")
+            && out.contains("first round beyond tolerance: 3")
+            && out.contains("candidate model 1, coordinate 3 is NaN"),
+        "{out}"
+    );
+    // Labels: integral floats are labels; NaN, 1.5 and a label beyond the models are errors.
+    let float_labels: Vec<f64> = labels.iter().map(|&l| l as f64).collect();
+    let (code, out, err) = validate(&iterates, Some(&float_labels));
+    assert_eq!(code, Some(0), "{out}{err}");
+    let m = lshape[1];
+    for (value, fragment) in [
+        (
+            f64::NAN,
+            "label of client 2 in round 2 is NaN, not an integer",
+        ),
+        (1.5, "label of client 2 in round 2 is 1.5, not an integer"),
+        (
+            7.0,
+            "client 2 in round 2 has label 7, but the reference has 3 model(s)",
+        ),
+    ] {
+        let mut l = float_labels.clone();
+        l[m + 2] = value;
+        let (code, out, err) = validate(&iterates, Some(&l));
+        assert_eq!(code, Some(2), "{value}: {out}{err}");
+        assert!(err.contains(fragment) && !err.contains("panicked"), "{err}");
+    }
+    // CFL splits early: rounds with fewer models are NaN-padded in its iterates.npy.
+    let cfl = tmp("nan-cfl");
+    let c = cfl.to_str().unwrap();
+    let cfl_keys = [
+        "--set",
+        "rounds=5",
+        "--set",
+        "cfl_warmup_rounds=0",
+        "--set",
+        "cfl_eps1=1e9",
+        "--set",
+        "cfl_eps2=1e-12",
+    ];
+    let mut a = vec!["run", "--algorithm", "cfl", "--data", d, "--quiet"];
+    a.extend_from_slice(&cfl_keys);
+    a.extend_from_slice(&["--save-iterates", "--out", c]);
+    assert!(fedmix(&a).status.success());
+    let (_, padded) = fedmix::io::read_f64(&cfl.join("iterates.npy"), &[None, None, None]).unwrap();
+    assert!(padded.iter().any(|v| v.is_nan()), "CFL did not split");
+    let it = cfl.join("iterates.npy");
+    let lab = cfl.join("iterate_labels.npy");
+    let mut a = vec!["validate", "--algorithm", "cfl", "--data", d, "--quiet"];
+    a.extend_from_slice(&cfl_keys);
+    a.extend_from_slice(&[
+        "--iterates",
+        it.to_str().unwrap(),
+        "--labels",
+        lab.to_str().unwrap(),
+        "--summary",
+    ]);
+    let o = fedmix(&a);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("verdict: matches"),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for p in [data, run, cfl] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}

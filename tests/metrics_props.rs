@@ -14,7 +14,7 @@
 //! bit for bit; sums are compared within `fedmix::prec::rounding`.
 
 use fedmix::metrics::{bottleneck_distance, misclustering, sum_assignment, Assignment};
-use fedmix::prec::rounding;
+use fedmix::prec::{amax_nan, max_nan, min_nan, rounding};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
@@ -58,7 +58,7 @@ fn max_of(c: &DMatrix<f64>, perm: &[usize]) -> f64 {
     perm.iter()
         .enumerate()
         .map(|(j, &l)| c[(j, l)])
-        .fold(f64::NEG_INFINITY, f64::max)
+        .fold(f64::NEG_INFINITY, max_nan)
 }
 
 fn sum_of(c: &DMatrix<f64>, perm: &[usize]) -> f64 {
@@ -71,12 +71,12 @@ fn brute_bottleneck(c: &DMatrix<f64>) -> (f64, f64) {
     let best = maps
         .iter()
         .map(|p| max_of(c, p))
-        .fold(f64::INFINITY, f64::min);
+        .fold(f64::INFINITY, min_nan);
     let best_sum = maps
         .iter()
         .filter(|p| max_of(c, p) <= best)
         .map(|p| sum_of(c, p))
-        .fold(f64::INFINITY, f64::min);
+        .fold(f64::INFINITY, min_nan);
     (best, best_sum)
 }
 
@@ -84,7 +84,7 @@ fn brute_sum(c: &DMatrix<f64>) -> f64 {
     injections(c.nrows(), c.ncols())
         .iter()
         .map(|p| sum_of(c, p))
-        .fold(f64::INFINITY, f64::min)
+        .fold(f64::INFINITY, min_nan)
 }
 
 /// `perm` is injective into `0..m` and `per_cluster[j] = C[j][perm[j]]` exactly.
@@ -160,11 +160,11 @@ proptest! {
         assert_consistent(&a, &c)?;
         let (best, best_sum) = brute_bottleneck(&c);
         prop_assert_eq!(a.value.to_bits(), best.to_bits(), "value {} vs brute force {}", a.value, best);
-        let max = a.per_cluster.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let max = a.per_cluster.iter().copied().fold(f64::NEG_INFINITY, max_nan);
         prop_assert_eq!(max.to_bits(), a.value.to_bits(), "max per-cluster {} vs value {}", max, a.value);
         // Documented tie-break: the smallest sum among bottleneck-optimal matchings.
         let sum: f64 = a.per_cluster.iter().sum();
-        let tol = rounding(c.nrows(), c.max());
+        let tol = rounding(c.nrows(), amax_nan(&c));
         prop_assert!((sum - best_sum).abs() <= tol, "sum {} vs brute force {}", sum, best_sum);
     }
 
@@ -186,7 +186,7 @@ proptest! {
         prop_assert_eq!(a.value.to_bits(), b.value.to_bits(), "{} vs relabelled {}", a.value, b.value);
         let s = sum_assignment(&theta_hat, &theta_star).unwrap();
         let t = sum_assignment(&h2, &s2).unwrap();
-        let tol = rounding(theta_star.ncols(), costs(&theta_hat, &theta_star).max());
+        let tol = rounding(theta_star.ncols(), amax_nan(&costs(&theta_hat, &theta_star)));
         prop_assert!((s.value - t.value).abs() <= tol, "sum {} vs relabelled {}", s.value, t.value);
     }
 
@@ -196,7 +196,7 @@ proptest! {
         let a = sum_assignment(&theta_hat, &theta_star).unwrap();
         assert_consistent(&a, &c)?;
         let best = brute_sum(&c);
-        let tol = rounding(c.nrows(), c.max());
+        let tol = rounding(c.nrows(), amax_nan(&c));
         prop_assert!((a.value - best).abs() <= tol, "value {} vs brute force {}", a.value, best);
         let sum: f64 = a.per_cluster.iter().sum();
         prop_assert_eq!(sum.to_bits(), a.value.to_bits());

@@ -14,7 +14,9 @@ Usage::
 ``iterate_labels.npy``) or an output of ``fedmix_numpy.py`` (``iterates.npy``, ``labels.npy``);
 the same for ``CAND_DIR``.  Prints, per round, ``max_{j,l} |A − B| / max_{j,l} |A|`` (the max relative
 deviation of the models) and the number of clients whose labels differ; exits 1 if any round
-exceeds ``--rtol`` or any label differs, else 0.
+exceeds ``--rtol`` or any label differs, else 0. A model that is all NaN on both sides is
+padding (a round with fewer models, as ``iterates.npy`` pads it); any other NaN or infinite
+entry fails its round (the deviation is then NaN).
 """
 
 import argparse
@@ -47,9 +49,13 @@ def main(argv=None):
         return 1
     bad = None
     for t in range(A.shape[0]):
-        dev = float(np.max(np.abs(A[t] - B[t])) / max(np.max(np.abs(A[t])), 1e-300))
+        pad = np.isnan(A[t]).all(axis=-1) & np.isnan(B[t]).all(axis=-1)
+        real_a, real_b = A[t][~pad], B[t][~pad]
+        finite = real_a.size > 0 and np.isfinite(real_a).all() and np.isfinite(real_b).all()
+        dev = float(np.max(np.abs(real_a - real_b)) / max(np.max(np.abs(real_a)), 1e-300)) if finite else float("nan")
         dis = int(np.sum(LA[t] != LB[t])) if LA is not None and LB is not None else 0
-        flag = dev > a.rtol or dis > 0
+        # `not (dev <= rtol)`: a NaN deviation fails (`dev > rtol` would pass it).
+        flag = not (dev <= a.rtol) or dis > 0
         print(f"round {t + 1:4d}  max rel dev {dev:.2e}  label disagreements {dis}{'  <-- exceeds' if flag else ''}")
         if flag and bad is None:
             bad = t + 1

@@ -18,7 +18,13 @@ Entry points:
 Errors: a bad key, value, shape or name raises :class:`FedmixError`, a subclass of
 ``ValueError`` whose message is the CLI's (the text after ``error: ``) and whose ``kind``
 attribute names the library's error variant (``InvalidParameter``, ``UnknownKey``,
-``ShapeMismatch``, ``Divergence``, …). Every typed error of the library, including a run that
+``ShapeMismatch``, ``Divergence``, …). An argument of the wrong Python type raises
+``TypeError``: nothing is coerced with a loss — seeds and indices must be ``int`` or numpy
+integers (not ``bool``, not floats, even integral ones), float arrays must hold real numbers
+(complex, bool, object and string arrays are refused, as is ``longdouble``), labels must be
+integers (an integer array, or a float array whose entries are all integers; NaN or ``1.5`` is
+a :class:`FedmixError`), tolerances real numbers (finite and ≥ 0: a :class:`FedmixError`
+otherwise). Every typed error of the library, including a run that
 cannot proceed (``Divergence``, ``TooFewClusters``), is a :class:`FedmixError`. A panic of the
 library (a bug) is caught before it reaches Python and raised as :class:`InternalError`
 (a ``RuntimeError``).
@@ -77,9 +83,10 @@ def _scalar_text(key: str, v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, numbers.Integral):
         return str(int(v))
-    if isinstance(v, numbers.Real):
+    if isinstance(v, (float, np.floating)) and np.dtype(type(v)).itemsize <= 8:
         # float.__repr__ is the shortest text that reads back to the same double (numpy
         # scalars' own repr would be `np.float64(…)`), so a float round-trips bit for bit.
+        # Other reals (Fraction, Decimal, longdouble) would be rounded: refused below.
         return float.__repr__(float(v))
     if isinstance(v, str):
         return v
@@ -97,6 +104,114 @@ def _set_text(key: str, v: Any, data: bool) -> str:
 
 def _sets(params: Mapping[str, Any], data: bool) -> List[Tuple[str, str]]:
     return [(str(k), _set_text(str(k), v, data)) for k, v in params.items()]
+
+
+# --------------------------------------------------------------------------------------------
+# Arguments: checked, never coerced with a loss
+# --------------------------------------------------------------------------------------------
+
+
+def _error(kind: str, message: str) -> FedmixError:
+    """A :class:`FedmixError` raised on the Python side, with ``kind`` as the library sets it."""
+    e = FedmixError(message)
+    e.kind = kind  # type: ignore[attr-defined]
+    return e
+
+
+def _type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def _is_int(v: Any) -> bool:
+    # bool is an int subclass and numpy bools are not Integral: both are refused as integers.
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _seed(seed: Any) -> int:
+    """A seed: a Python int or numpy integer in ``0..2**64`` (the CLI's ``--seed`` is a u64).
+
+    Decision: floats are refused even when integral — a seed names a random stream, and a float
+    that happens to be integral (``1e17``) may already have been rounded from another integer.
+    """
+    if not _is_int(seed):
+        raise TypeError(f"seed must be an int (got {seed!r}, {_type_name(seed)})")
+    v = int(seed)
+    if not 0 <= v < 2**64:
+        raise _error("InvalidParameter", f"parameter `seed` = {v} is invalid: must be an integer in 0..2^64")
+    return v
+
+
+def _name(what: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"{what} must be a str (got {v!r}, {_type_name(v)})")
+    return str(v)
+
+
+def _flag(what: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{what} must be a bool (got {v!r}, {_type_name(v)})")
+    return bool(v)
+
+
+def _tolerance(what: str, v: Any) -> float:
+    # Finite and ≥ 0 is the library's check (the CLI's message); here only the type.
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{what} must be a real number (got {v!r}, {_type_name(v)})")
+    if isinstance(v, np.floating) and np.dtype(type(v)).itemsize > 8:
+        raise TypeError(f"{what}: {_type_name(v)} would be rounded to float64; convert it explicitly")
+    try:
+        return float(v)
+    except OverflowError:  # an int beyond float64's range
+        raise _error("InvalidParameter", f"parameter `{what}` = {v} is invalid: must be finite and ≥ 0") from None
+
+
+def _federation(v: Any) -> "_native.NativeFederation":
+    if not isinstance(v, Federation):
+        raise TypeError(f"federation must be a fedmix.Federation (got {_type_name(v)}); use fedmix.generate or fedmix.load")
+    return v._native
+
+
+def _as_array(what: str, a: Any) -> np.ndarray:
+    try:
+        return np.asarray(a)
+    except (ValueError, TypeError) as e:  # ragged nesting, unconvertible objects
+        raise TypeError(f"{what}: not a rectangular numeric array ({e})") from None
+
+
+# Integers beyond ±2^53 are not all exact as float64.
+_EXACT_INT = 2**53
+
+
+def _real_array(what: str, a: Any) -> np.ndarray:
+    """``a`` as a C-order float64 array, refusing every conversion that loses information:
+    complex, bool, object, string and other non-numeric dtypes, ``longdouble``, and integers
+    beyond ±2^53 (which float64 cannot all hold)."""
+    arr = _as_array(what, a)
+    dt = arr.dtype
+    if dt.kind == "f" and dt.itemsize <= 8:
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    if dt.kind in "iu":
+        if arr.size and (arr.min() < -_EXACT_INT or arr.max() > _EXACT_INT):
+            raise _error("InvalidParameter", f"{what}: integer entries beyond ±2^53 are not exact as float64")
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    if dt.kind == "f":
+        raise TypeError(f"{what}: dtype {dt} would be rounded to float64; convert it explicitly")
+    raise TypeError(f"{what}: dtype {dt} is not real numbers (complex, bool, object and string arrays are refused, not converted)")
+
+
+def _label_array(a: Any) -> np.ndarray:
+    """Candidate labels as int64, or as float64 for the library to check that every entry is an
+    integer (NaN, ±inf and fractions are refused there, with the CLI's message for a float64
+    ``labels.npy``)."""
+    arr = _as_array("labels", a)
+    dt = arr.dtype
+    if dt.kind in "iu":
+        if dt.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise _error("InvalidParameter", f"labels: {arr.max()} does not fit int64 (labels are cluster indices, -1 for unassigned)")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    if dt.kind == "f" and dt.itemsize <= 8:
+        return np.ascontiguousarray(arr, dtype=np.float64)
+    raise TypeError(f"labels: dtype {dt} is not integers (complex, bool, object and string arrays are refused, not converted)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +234,7 @@ def keys(algorithm: str) -> Dict[str, Any]:
 
     Raises :class:`FedmixError` for an unknown algorithm.
     """
-    return {k: json.loads(v) for k, v in _native.keys(algorithm)}
+    return {k: json.loads(v) for k, v in _native.keys(_name("algorithm", algorithm))}
 
 
 def settings() -> Dict[str, Dict[str, Any]]:
@@ -248,6 +363,8 @@ class Federation:
 
     def client(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
         """Client ``i``'s ``(φ_i, y_i)``: views (no copy) into :attr:`features`/:attr:`responses`."""
+        if not _is_int(i):
+            raise TypeError(f"client index must be an int (got {i!r}, {_type_name(i)})")
         sizes = self.client_sizes
         if not 0 <= i < len(sizes):
             raise IndexError(f"client {i} out of range (M = {len(sizes)})")
@@ -274,7 +391,7 @@ def generate(setting: str, seed: int = 0, **params: Any) -> Federation:
     invalid value, with the CLI's message.
     """
     sets = _sets(params, data=True)
-    return Federation(_native.generate(setting, int(seed), sets))
+    return Federation(_native.generate(_name("setting", setting), _seed(seed), sets))
 
 
 def load(path: Union[str, "os.PathLike[str]"]) -> Federation:
@@ -285,7 +402,8 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Federation:
 
     Raises :class:`FedmixError` naming the file, field or client at fault.
     """
-    return Federation(_native.load(str(path)))
+    p = os.fspath(path)  # TypeError for anything but str, bytes or a path-like object
+    return Federation(_native.load(os.fsdecode(p)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,9 +412,9 @@ def load(path: Union[str, "os.PathLike[str]"]) -> Federation:
 
 
 def _init_array(init: Any) -> Optional[np.ndarray]:
-    # Copied to float64 C order (a float64 array the CLI would read from init.npy); the library
-    # then checks its shape and entries as it checks `--init`.
-    return None if init is None else np.ascontiguousarray(init, dtype=np.float64)
+    # Copied to float64 C order (a float64 array the CLI would read from init.npy), refusing a
+    # lossy conversion; the library then checks its shape and entries as it checks `--init`.
+    return None if init is None else _real_array("init", init)
 
 
 def _as_frame(columns: Mapping[str, np.ndarray]) -> Any:
@@ -403,11 +521,11 @@ def run(
     while the algorithm runs.
     """
     res = _native.run(
-        algorithm,
-        federation._native,
-        int(seed),
+        _name("algorithm", algorithm),
+        _federation(federation),
+        _seed(seed),
         _init_array(init),
-        bool(save_iterates),
+        _flag("save_iterates", save_iterates),
         _sets(params, data=False),
     )
     summary = json.loads(res["summary_json"])
@@ -513,7 +631,14 @@ class Report:
     - ``first_failure``: the first round (1-based) beyond tolerance, or ``None``;
     - ``diagnosis``: what diverged there (cluster choices, or how far each side moved), or ``None``;
     - ``max_rel_deviation`` / ``max_abs_deviation``: per round, ``max|θ_ref − θ_cand| / max|θ_ref|``
-      and ``max|θ_ref − θ_cand|``; ``worst_model`` / ``worst_coordinate`` where it occurred;
+      and ``max|θ_ref − θ_cand|`` (NaN when any entry's difference is NaN: never skipped);
+      ``worst_model`` / ``worst_coordinate`` where it occurred, or where the round's bad entry is;
+    - ``bad_entries``: per round, ``None`` or a dict naming the first entry that fails the round
+      whatever the tolerance — ``{"kind": "non_finite", "side": "candidate" | "reference",
+      "model", "coordinate", "value": "NaN" | "inf" | "-inf"}``, or ``{"kind": "beyond_models",
+      …, "models"}`` for a value where the reference has no model (rounds with fewer models
+      than the candidate's model axis: those slots must be NaN padding);
+      ``models``: per round, the number of models the reference has;
       ``label_disagreements``: per round, the number of clients whose choice differs (``-1``
       when labels were not compared); ``disagreeing_clients``: their ids per round;
       ``ok``: per round, within tolerance;
@@ -530,6 +655,8 @@ class Report:
     max_abs_deviation: np.ndarray
     worst_model: np.ndarray
     worst_coordinate: np.ndarray
+    models: np.ndarray
+    bad_entries: List[Optional[Dict[str, Any]]]
     label_disagreements: np.ndarray
     disagreeing_clients: List[Optional[List[int]]]
     ok: np.ndarray
@@ -560,26 +687,31 @@ def validate(
     Reruns ``algorithm`` on ``federation`` with ``seed``, ``init`` and the run keys ``params``
     (checked as :func:`run` checks them) and compares, round by round, the candidate's
     ``iterates`` (``rounds × k × d``: the models *after* each round, ``θ_0`` excluded) and,
-    when given, ``labels`` (``rounds × M``: the cluster each client chose *in* the round). A
-    round is within tolerance when ``max|Δ| ≤ atol + rtol·max|θ_ref|`` and the labels agree.
+    when given, ``labels`` (``rounds × M``: the cluster each client chose *in* the round, ``-1``
+    for unassigned). A round is within tolerance when ``max|Δ| ≤ atol + rtol·max|θ_ref|``, no
+    entry on either side is NaN or infinite (such an entry fails its round whatever the
+    tolerance, and is named in ``bad_entries``), and the labels agree.
     With ``init`` given (and not ``two-phase``), the diagnosis of a failure in round 1 compares
     how far each side moved from the common start.
 
-    Defaults as the CLI's: ``rtol=1e-9``, ``atol=0``. Candidate arrays are copied (to float64 /
-    int64). A candidate with another number of rounds than the reference raises
-    :class:`FedmixError` (pass ``rounds=…``), as does a wrong shape or a bad key.
+    Defaults as the CLI's: ``rtol=1e-9``, ``atol=0`` (real numbers, finite and ≥ 0). Candidate
+    arrays are copied (to float64 / int64) without loss: ``iterates`` must hold real numbers
+    (complex, bool, object or string arrays raise ``TypeError``); ``labels`` must be integers —
+    an integer array, or a float array whose entries are all integers — and each ``-1`` or a
+    model of its round: NaN, ``1.5`` or a label out of range raises :class:`FedmixError`, as in
+    ``fedmix validate --labels``. ``seed`` is an int (``TypeError`` for a float or a bool). A
+    candidate with another number of rounds than the reference raises :class:`FedmixError`
+    (pass ``rounds=…``), as does a wrong shape or a bad key.
     """
-    it = np.ascontiguousarray(iterates, dtype=np.float64)
-    lab = None if labels is None else np.ascontiguousarray(labels, dtype=np.int64)
     res = _native.validate(
-        algorithm,
-        federation._native,
-        it,
-        lab,
-        int(seed),
+        _name("algorithm", algorithm),
+        _federation(federation),
+        _real_array("iterates", iterates),
+        None if labels is None else _label_array(labels),
+        _seed(seed),
         _init_array(init),
-        float(rtol),
-        float(atol),
+        _tolerance("rtol", rtol),
+        _tolerance("atol", atol),
         _sets(params, data=False),
     )
     rep = json.loads(res["report_json"])
@@ -595,6 +727,8 @@ def validate(
         max_abs_deviation=col("max_abs_deviation", np.float64),
         worst_model=col("worst_model", np.int64),
         worst_coordinate=col("worst_coordinate", np.int64),
+        models=col("models", np.int64),
+        bad_entries=[r["bad_entry"] for r in rounds],
         label_disagreements=np.array([-1 if x is None else len(x) for x in dis], dtype=np.int64),
         disagreeing_clients=dis,
         ok=col("ok", bool),

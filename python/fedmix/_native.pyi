@@ -1,7 +1,7 @@
 """Type stubs of the native module `fedmix._native` (Rust, PyO3). Use the `fedmix` package
 instead: it wraps these in documented classes."""
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -38,11 +38,13 @@ def run(
     save_iterates: bool,
     sets: List[Tuple[str, str]],
 ) -> Dict[str, Any]: ...
+# `labels`: int64, or float64 whose entries must all be integers (checked here, as a float64
+# `labels.npy` is by `fedmix validate`); the `fedmix` package refuses every other dtype first.
 def validate(
     algorithm: str,
     federation: NativeFederation,
     iterates: npt.NDArray[np.float64],
-    labels: Optional[npt.NDArray[np.int64]],
+    labels: Optional[Union[npt.NDArray[np.int64], npt.NDArray[np.float64]]],
     seed: int,
     init: Optional[npt.NDArray[np.float64]],
     rtol: float,

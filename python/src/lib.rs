@@ -130,6 +130,47 @@ fn flat<T: numpy::Element + Copy>(a: &PyReadonlyArrayDyn<'_, T>) -> (Vec<usize>,
     (view.shape().to_vec(), view.iter().copied().collect())
 }
 
+/// Candidate labels as numpy gives them: int64, or float64 whose entries must be integers
+/// (the rule of a float64 `labels.npy`, [`fedmix::validate::labels_from_f64`]). The Python layer
+/// refuses every other dtype before calling.
+#[derive(FromPyObject)]
+enum Labels<'py> {
+    Int(PyReadonlyArrayDyn<'py, i64>),
+    Float(PyReadonlyArrayDyn<'py, f64>),
+}
+
+/// Label values copied out of numpy, not yet checked.
+enum LabelValues {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+}
+
+impl Labels<'_> {
+    fn flat(&self) -> (Vec<usize>, LabelValues) {
+        match self {
+            Labels::Int(a) => {
+                let (s, v) = flat(a);
+                (s, LabelValues::Int(v))
+            }
+            Labels::Float(a) => {
+                let (s, v) = flat(a);
+                (s, LabelValues::Float(v))
+            }
+        }
+    }
+}
+
+impl LabelValues {
+    fn into_i64(self, shape: &[usize]) -> Result<Vec<i64>, CoreError> {
+        match self {
+            LabelValues::Int(v) => Ok(v),
+            LabelValues::Float(v) => {
+                fedmix::validate::labels_from_f64(Path::new(LABELS_SOURCE), shape, &v)
+            }
+        }
+    }
+}
+
 /// A label as in `labels.npy`: unassigned becomes `-1`.
 fn label_i64(l: usize) -> i64 {
     if l == fedmix::metrics::UNASSIGNED {
@@ -520,7 +561,7 @@ fn validate<'py>(
     algorithm: String,
     federation: &NativeFederation,
     iterates: PyReadonlyArrayDyn<'py, f64>,
-    labels: Option<PyReadonlyArrayDyn<'py, i64>>,
+    labels: Option<Labels<'py>>,
     seed: u64,
     init: Option<PyReadonlyArrayDyn<'py, f64>>,
     rtol: f64,
@@ -530,7 +571,7 @@ fn validate<'py>(
     use fedmix::validate::Candidate;
     let init = init.as_ref().map(flat);
     let (shape, cand) = flat(&iterates);
-    let cand_labels = labels.as_ref().map(flat);
+    let cand_labels = labels.as_ref().map(Labels::flat);
     let ds = &federation.ds;
     let (report, name, params) = py
         .detach(|| {
@@ -540,9 +581,13 @@ fn validate<'py>(
                 let tol = fedmix::runner::tolerance(rtol, atol)?;
                 let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
                 check_shape(ITERATES_SOURCE, &shape, &[None, None, Some(ds.train.d())])?;
-                if let Some((s, _)) = &cand_labels {
-                    check_shape(LABELS_SOURCE, s, &[None, Some(ds.train.num_clients())])?;
-                }
+                let cand_labels = match cand_labels {
+                    Some((s, values)) => {
+                        check_shape(LABELS_SOURCE, &s, &[None, Some(ds.train.num_clients())])?;
+                        Some((s.clone(), values.into_i64(&s)?))
+                    }
+                    None => None,
+                };
                 let report = prep.validate(
                     ds,
                     seed,

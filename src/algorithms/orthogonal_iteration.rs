@@ -143,7 +143,7 @@ mod tests {
                 orthonormalize(&y * &q)
             };
         }
-        let diff = (&fed - &q).amax();
+        let diff = crate::prec::amax_nan(&(&fed - &q));
         assert!(diff < 1e-12, "federated vs centralised: {diff}");
         // Each of the 8 steps broadcasts the d × k iterate to the 5 clients and receives a d × k
         // message from each (SXY22 Algorithm 3).

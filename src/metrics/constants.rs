@@ -39,7 +39,8 @@ pub fn checked_gamma(fed: &Federation, eta: f64) -> Result<f64> {
         return Err(FedmixError::invalid("eta", eta, "must be finite and > 0"));
     }
     let (g, client) = gamma(fed, eta);
-    if g >= 1.0 {
+    // Written so that a NaN γ is refused too.
+    if !(g < 1.0) {
         return Err(FedmixError::StepTooLarge {
             eta,
             gamma: g,

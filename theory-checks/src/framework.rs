@@ -14,6 +14,7 @@
 //! approximated by a finite family, which gives a lower bound of the sup — valid for checking
 //! an upper bound.
 
+use fedmix::prec::{max_nan, min_nan};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
@@ -106,8 +107,8 @@ impl Design {
     pub fn of(xs: &[f64], log_x: bool) -> Self {
         Self {
             points: xs.len(),
-            x_min: xs.iter().copied().fold(f64::INFINITY, f64::min),
-            x_max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            x_min: xs.iter().copied().fold(f64::INFINITY, min_nan),
+            x_max: xs.iter().copied().fold(f64::NEG_INFINITY, max_nan),
             log_x,
         }
     }
@@ -301,13 +302,13 @@ pub fn calibrate_then_validate(
     safety: f64,
 ) -> (f64, f64) {
     let ratio = |(stat, shape): &(f64, f64)| stat / shape;
-    let largest = calibration.iter().map(ratio).fold(0.0, f64::max);
+    let largest = calibration.iter().map(ratio).fold(0.0, max_nan);
     let c = if largest > 0.0 && largest.is_finite() {
         largest * safety
     } else {
         f64::NAN
     };
-    let worst = validation.iter().map(ratio).fold(0.0, f64::max);
+    let worst = validation.iter().map(ratio).fold(0.0, max_nan);
     (c, worst)
 }
 
@@ -422,6 +423,16 @@ mod tests {
             let fails = !(worst <= c);
             assert!(fails);
         }
+        // A NaN ratio (a NaN statistic, 0/0) is never dropped: in validation it makes the worst
+        // ratio NaN, in calibration the constant NaN — the check fails either way.
+        let (c, worst) = calibrate_then_validate(
+            &[(1.0, 1.0)],
+            &[(1.0, 2.0), (f64::NAN, 1.0), (1.0, 4.0)],
+            2.0,
+        );
+        assert!(c.to_bits() == 2f64.to_bits() && worst.is_nan());
+        let (c, _) = calibrate_then_validate(&[(1.0, 1.0), (0.0, 0.0)], &[(0.0, 1.0)], 2.0);
+        assert!(c.is_nan());
     }
 
     #[test]

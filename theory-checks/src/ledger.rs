@@ -22,6 +22,7 @@
 //!   statistic, and the row says how many were.
 
 use crate::experiment::{self, CellResult, Plan, SeriesResult};
+use fedmix::prec::{max_nan, min_nan};
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -189,7 +190,7 @@ pub fn contraction_rate(s: &SeriesResult) -> Option<f64> {
     // so ln(d_t − d_{t+h}) has slope −λ whatever the floor f, converged or not.
     let diff: Vec<f64> = (0..d.len() - LAG).map(|t| d[t] - d[t + LAG]).collect();
     let p1 = s.phase1_rounds;
-    let dmax = diff[p1..].iter().copied().fold(0.0, f64::max);
+    let dmax = diff[p1..].iter().copied().fold(0.0, max_nan);
     // The linear regime: after the relabelling transient (the difference has fallen below half
     // its Phase 2 maximum), while the decrease is still resolvable (≥ 1e-4 relative per lag).
     let start = (p1..diff.len()).find(|&t| diff[t] > 0.0 && diff[t] <= 0.5 * dmax)?;
@@ -535,7 +536,7 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
     for (fig, cells) in settings {
         let v = per_seed(cells, |c| final_over_oracle(c, "vanilla FedAvg s=5"));
         let e = geomean_ci(&v, 40 + u64::from(fig));
-        lo = lo.min(e.lo);
+        lo = min_nan(lo, e.lo);
         m.push(format!(
             "C.{fig}: {}{}",
             e.fmt(1),

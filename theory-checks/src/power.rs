@@ -21,6 +21,7 @@
 
 use crate::framework::{Design, Side, SlopeFit};
 use crate::ledger::{mean_ci, Estimate};
+use fedmix::prec::min_nan;
 use serde::Serialize;
 
 /// The exponent error the checks must reject (in exponent units for power laws; relative for
@@ -87,7 +88,7 @@ impl PowerRow {
         [self.reject_plus, self.reject_minus]
             .into_iter()
             .flatten()
-            .fold(1.0, f64::min)
+            .fold(1.0, min_nan)
     }
     /// Which of the requirements (points, decades, half-width, power) the row misses.
     pub fn shortfalls(&self) -> Vec<&'static str> {
@@ -95,13 +96,18 @@ impl PowerRow {
         if self.log_x && self.points < REQUIRED_POINTS {
             v.push("points");
         }
-        if self.decades().is_some_and(|d| d < REQUIRED_DECADES - 1e-9) {
+        // Each requirement is met only when provably met: a NaN (one seed's SD, an undefined
+        // range) is a shortfall.
+        if self
+            .decades()
+            .is_some_and(|d| !(d >= REQUIRED_DECADES - 1e-9))
+        {
             v.push("decades");
         }
-        if self.log_x && self.half_width() > REQUIRED_HALF_WIDTH {
+        if self.log_x && !(self.half_width() <= REQUIRED_HALF_WIDTH) {
             v.push("half-width");
         }
-        if self.power() < REQUIRED_POWER {
+        if !(self.power() >= REQUIRED_POWER) {
             v.push("power");
         }
         v
@@ -151,10 +157,18 @@ pub fn power_table(runs: &[(String, u64, Vec<SlopeFit>)]) -> Vec<PowerRow> {
                 .iter()
                 .map(|f| &f.design)
                 .min_by(|a, b| {
-                    let span = |d: &Design| d.decades().unwrap_or(d.x_max - d.x_min);
-                    (a.points, span(a))
-                        .partial_cmp(&(b.points, span(b)))
-                        .unwrap_or(std::cmp::Ordering::Equal)
+                    // An undefined (NaN) span counts as the narrowest, not as equal to any.
+                    let span = |d: &Design| {
+                        let s = d.decades().unwrap_or(d.x_max - d.x_min);
+                        if s.is_nan() {
+                            f64::NEG_INFINITY
+                        } else {
+                            s
+                        }
+                    };
+                    a.points
+                        .cmp(&b.points)
+                        .then_with(|| span(a).total_cmp(&span(b)))
                 })
                 .unwrap_or(&first.design);
             let predicted = fits.iter().map(|f| f.predicted).sum::<f64>() / n as f64;
@@ -286,6 +300,19 @@ mod tests {
             side,
             design: Design::of(&[1.0, 10.0, 100.0], log_x),
         }
+    }
+
+    /// A requirement is met only when provably met: one seed (SD NaN) misses the half-width.
+    #[test]
+    fn an_undefined_half_width_is_a_shortfall() {
+        let runs = vec![("c".to_string(), 0, vec![fit(1.0, Side::Both, true)])];
+        let r = &power_table(&runs)[0];
+        assert!(r.sd.is_nan());
+        assert!(
+            r.shortfalls().contains(&"half-width"),
+            "{:?}",
+            r.shortfalls()
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, GlobalOperator};
 use fedmix::engine::init::random_init;
 use fedmix::engine::local_update::prox_factors;
 use fedmix::params::{LocalSolver, Phase2Params};
-use fedmix::prec::IDENTITY_RTOL;
+use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use fedmix::synthetic::generate_named;
 use nalgebra::DVector;
 
@@ -98,22 +98,22 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 let lt = lambda_diag(&fed, &labels, j);
                 let sim = next.column(j).clone_owned();
                 let fused_lt = lambda_diag(&fed, &fused_labels, j);
-                let e11 = rel(&sim, &op.eq11(&prev, &lt)).max(rel(
-                    &fused.column(j).clone_owned(),
-                    &op.eq11(&prev, &fused_lt),
-                ));
+                let e11 = max_nan(
+                    rel(&sim, &op.eq11(&prev, &lt)),
+                    rel(&fused.column(j).clone_owned(), &op.eq11(&prev, &fused_lt)),
+                );
                 let tsj = ts.column(j).clone_owned();
                 let terms = op.eq12(&prev, &tsj, &lt, &lambda_diag(&fed, truth, j), &zeta);
                 let e12 = rel(&(&sim - &tsj), &(&terms[0] + &terms[1] + &terms[2]));
-                worst11 = worst11.max(e11);
-                worst12 = worst12.max(e12);
+                worst11 = max_nan(worst11, e11);
+                worst12 = max_nan(worst12, e12);
                 let x = (r * cases.len() + ci) as f64 + 1.0;
                 points11.push((x, e11.max(1e-18)));
                 points12.push((x, e12.max(1e-18)));
             }
         }
     }
-    let statistic = worst11.max(worst12);
+    let statistic = max_nan(worst11, worst12);
     let n = points11.len();
     CheckRecord {
         name: "lemma1_global_iteration".into(),

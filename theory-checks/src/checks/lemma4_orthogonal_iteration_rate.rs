@@ -37,7 +37,7 @@ use fedmix::engine::recorder::Comm;
 use fedmix::linalg::{
     orthogonal_iteration_path, power_iteration, projector_distance, random_orthonormal,
 };
-use fedmix::prec::IDENTITY_RTOL;
+use fedmix::prec::{amax_nan, max_nan, min_nan, IDENTITY_RTOL};
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
@@ -57,15 +57,18 @@ fn recursion_deviation(y: &DMatrix<f64>, path: &[DMatrix<f64>]) -> f64 {
         let yq = y * q;
         let scale = yq.norm().max(f64::MIN_POSITIVE);
         let r = next.tr_mul(&yq);
-        worst = worst.max((next * &r - &yq).norm() / scale);
+        worst = max_nan(worst, (next * &r - &yq).norm() / scale);
         for i in 0..r.nrows() {
-            worst = worst.max((-r[(i, i)]).max(0.0) / scale);
+            worst = max_nan(worst, max_nan(-r[(i, i)], 0.0) / scale);
             for j in 0..i.min(r.ncols()) {
-                worst = worst.max(r[(i, j)].abs() / scale);
+                worst = max_nan(worst, r[(i, j)].abs() / scale);
             }
         }
         let k = next.ncols();
-        worst = worst.max((next.tr_mul(next) - DMatrix::identity(k, k)).amax());
+        worst = max_nan(
+            worst,
+            amax_nan(&(next.tr_mul(next) - DMatrix::identity(k, k))),
+        );
     }
     worst
 }
@@ -87,9 +90,9 @@ fn power_deviation(s: &DMatrix<f64>, q0: &DMatrix<f64>, steps: usize) -> f64 {
             let q = q.column(0);
             let (v, lambda) = power_iteration(s, &v0, t);
             let rayleigh = q.dot(&(s * q));
-            (&v - q).norm().max((lambda - rayleigh).abs() / scale)
+            max_nan((&v - q).norm(), (lambda - rayleigh).abs() / scale)
         })
-        .fold(0.0, f64::max)
+        .fold(0.0, max_nan)
 }
 
 /// The instances' spectrum: top-k magnitudes `3, 2.5, …` (in `[2, 3]` for k = 3),
@@ -153,17 +156,24 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let u1 = u.columns(0, k).clone_owned();
             let q0 = random_orthonormal(d, k, &mut stream(cfg.seed, Purpose::Subspace, start))
                 .expect("k ≤ d");
-            let cos_psi = (u1.transpose() * &q0).singular_values().min();
+            let cos_psi = (u1.transpose() * &q0)
+                .singular_values()
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, min_nan);
             let tan_psi = tan_from_cos(cos_psi);
             let rate = gap_ratio(&lam, k);
             let path = orthogonal_iteration_path(&y, &q0, steps);
-            recursion_dev = recursion_dev.max(recursion_deviation(&y, &path));
-            power_dev = power_dev.max(power_deviation(&(&y * y.transpose()), &q0, steps));
+            recursion_dev = max_nan(recursion_dev, recursion_deviation(&y, &path));
+            power_dev = max_nan(
+                power_dev,
+                power_deviation(&(&y * y.transpose()), &q0, steps),
+            );
             for (t, q) in path.iter().enumerate() {
                 let obs = projector_distance(q, &u1);
                 let exp = if cfg.sabotage { 2 * t } else { t } as i32;
                 let bound = tan_psi * rate.powi(exp);
-                worst = worst.max(obs - bound);
+                worst = max_nan(worst, obs - bound);
                 if rep == 0 && ri + 1 == ratios.len() {
                     figure_obs.push((t as f64, obs.max(1e-17)));
                     figure_bound.push((t as f64, bound.max(1e-17)));
@@ -191,7 +201,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 let q = federated_orthogonal_iteration(&clients, &q0, 2 * t, &mut Comm::default())
                     .expect("even step count, clients of height d");
                 let exp = if cfg.sabotage { 4 * t } else { 2 * t } as i32;
-                worst = worst.max(projector_distance(&q, &u1) - tan_psi * rate.powi(exp));
+                worst = max_nan(
+                    worst,
+                    projector_distance(&q, &u1) - tan_psi * rate.powi(exp),
+                );
             }
             instances += 1;
         }

@@ -14,6 +14,7 @@ use crate::framework::{CheckConfig, CheckRecord, Figure, Series};
 use fedmix::algorithms::lemma1::p_block;
 use fedmix::metrics::client_curvature;
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 use nalgebra::SymmetricEigen;
 
@@ -78,8 +79,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 let ev =
                     SymmetricEigen::new(p_block(&fed, i, &p).expect("finite data")).eigenvalues;
                 let (lo, hi) = eigenvalue_range(solver, gi, s, cfg.sabotage);
-                let viol = ((lo - ev.min()).max(ev.max() - hi)).max(0.0) / hi;
-                worst = worst.max(viol);
+                // NaN-propagating extremes: nalgebra's `min`/`max` skip a NaN eigenvalue.
+                let ev_min = ev.iter().copied().fold(f64::INFINITY, min_nan);
+                let ev_max = ev.iter().copied().fold(f64::NEG_INFINITY, max_nan);
+                let viol = max_nan(max_nan(lo - ev_min, ev_max - hi), 0.0) / hi;
+                worst = max_nan(worst, viol);
                 if solver == LocalSolver::Fedavg && s == 5 {
                     lows.push((gi, lo / s as f64));
                     mins.push((gi, ev.min() / s as f64));

@@ -12,6 +12,7 @@ use crate::framework::{Series, Side, SlopeFit};
 use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::federation::{Federation, FederationParts};
 use fedmix::params::Pairing;
+use fedmix::prec::{amax_nan, max_nan};
 use fedmix::seed_streams::{child_seed, stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
@@ -84,7 +85,7 @@ impl Mixture {
     pub fn delta(&self, theta: &DVector<f64>) -> f64 {
         (0..self.p.len())
             .map(|j| (self.theta_star.column(j) - theta).norm())
-            .fold(0.0, f64::max)
+            .fold(0.0, max_nan)
     }
 
     /// A federation of clients with sizes `sizes`; client `i` belongs to `labels[i]` when
@@ -270,9 +271,10 @@ impl Unbiasedness {
 /// The standard normal's 95 % quantile `Φ⁻¹(0.95)`.
 const Z_95: f64 = 1.644_853_626_951_472_2;
 
-/// Spectral norm `‖A‖₂` (largest singular value).
+/// Spectral norm `‖A‖₂` (largest singular value; NaN if any is, where nalgebra's `max` would
+/// skip it).
 pub fn spectral_norm(a: &DMatrix<f64>) -> f64 {
-    a.singular_values().max()
+    a.singular_values().iter().copied().fold(0.0, max_nan)
 }
 
 /// Points of a power-law fit in the full profile: at least this many, over the validation
@@ -398,7 +400,8 @@ pub fn phase1_matrix_fast(fed: &Federation, theta: &DVector<f64>) -> DMatrix<f64
 /// `‖fast − library‖_max / ‖library‖_max` of [`phase1_matrix_fast`] against [`phase1_matrix`].
 pub fn fast_path_deviation(fed: &Federation, theta: &DVector<f64>) -> f64 {
     let reference = phase1_matrix(fed, theta);
-    (phase1_matrix_fast(fed, theta) - &reference).amax() / reference.amax().max(f64::MIN_POSITIVE)
+    amax_nan(&(phase1_matrix_fast(fed, theta) - &reference))
+        / reference.amax().max(f64::MIN_POSITIVE)
 }
 
 /// `Σ_j = βI`: the extreme of the class `αI ⪯ Σ_j ⪯ βI` (α = 0.5, β = 2; largest moments),

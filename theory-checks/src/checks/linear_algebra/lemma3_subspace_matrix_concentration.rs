@@ -61,7 +61,7 @@ use super::common::{
 use crate::framework::{check_alpha, quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::algorithms::fedmd::subspace_matrix;
 use fedmix::params::Pairing;
-use fedmix::prec::IDENTITY_RTOL;
+use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use fedmix::seed_streams::child_seed;
 use nalgebra::DMatrix;
 
@@ -215,7 +215,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             cell_id += 1;
             if ratio == spec.ratios[0] {
                 let fed = phase1_federation(&mix, m, seed, 0);
-                fast_dev = fast_dev.max(fast_path_deviation(&fed, &theta));
+                fast_dev = max_nan(fast_dev, fast_path_deviation(&fed, &theta));
             }
             let devs: Vec<f64> = (0..reps as u64)
                 .map(|r| spectral_norm(&(phase1_subspace_matrix(&mix, m, &theta, seed, r) - &ey)))

@@ -47,6 +47,7 @@
 use super::common::{line, markers, slope_fit};
 use crate::framework::{CheckConfig, CheckRecord, Figure};
 use fedmix::linalg::{orthogonal_iteration_path, random_orthonormal};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{child_seed, stream, Purpose, Rng};
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand::RngExt;
@@ -155,7 +156,7 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
         };
         let along = (r_i * r_i - a_i * a_i).max(0.0).sqrt();
         x.set_column(i, &(b.column(0) * along + thin_dir * a_i));
-        norm_deviation = norm_deviation.max((x.column(i).norm() / r_i - 1.0).abs());
+        norm_deviation = max_nan(norm_deviation, (x.column(i).norm() / r_i - 1.0).abs());
     }
     let s = &x * x.transpose();
     let (s_vals, s_vecs) = eig_desc(&s);
@@ -171,8 +172,8 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
         e -= v * v.transpose() * eps;
     }
     let m = &s + &e;
-    let e_norm = e.singular_values().max();
-    norm_deviation = norm_deviation.max((e_norm / eps - 1.0).abs());
+    let e_norm = e.singular_values().iter().copied().fold(0.0, max_nan);
+    norm_deviation = max_nan(norm_deviation, (e_norm / eps - 1.0).abs());
     let mut sv: Vec<f64> = m.singular_values().iter().copied().collect();
     sv.sort_by(|a, b| b.total_cmp(a));
     Instance {
@@ -187,7 +188,7 @@ fn build(d: usize, k: usize, eps: f64, h: f64, f_all: bool, rng: &mut Rng) -> In
 
 fn projection_error(q: &DMatrix<f64>, x: &DMatrix<f64>) -> f64 {
     let resid = q * q.tr_mul(x) - x;
-    resid.column_iter().map(|c| c.norm()).fold(0.0, f64::max)
+    resid.column_iter().map(|c| c.norm()).fold(0.0, max_nan)
 }
 
 fn iterations(c: f64, k: usize, d: usize, h: f64, eps: f64) -> usize {
@@ -199,13 +200,16 @@ fn iterations(c: f64, k: usize, d: usize, h: f64, eps: f64) -> usize {
 /// gap) and Yu–Wang–Samworth `2‖E‖/σ_k(S)`. A value ≥ 1 says neither bound says anything.
 fn perturbation_bound(e_norm: f64, sigma_k: f64, sigma_k1_perturbed: f64) -> f64 {
     let dk_gap = sigma_k - sigma_k1_perturbed;
+    // A NaN gap is no evidence of a vacuous bound: it stays NaN (and fails `min_dk ≥ 1`).
     let dk = if dk_gap > 0.0 {
         e_norm / dk_gap
+    } else if dk_gap.is_nan() {
+        f64::NAN
     } else {
         f64::INFINITY
     };
-    let yws = 2.0 * e_norm / sigma_k.max(f64::MIN_POSITIVE);
-    dk.min(yws)
+    let yws = 2.0 * e_norm / max_nan(sigma_k, f64::MIN_POSITIVE);
+    min_nan(dk, yws)
 }
 
 /// The instances are the documented ones: norms exact to [`NORM_RTOL`], `λ_k(S)/ε` at most
@@ -265,16 +269,16 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                         let stat_t1 = projection_error(&path[1], &inst.x) / eps.sqrt();
                         for (w, &c) in ladder_worst.iter_mut().zip(&CONSTANT_LADDER) {
                             let tc = iterations(c, k, d, h, eps).min(t);
-                            *w = w.max(projection_error(&path[tc], &inst.x) / eps.sqrt());
+                            *w = max_nan(*w, projection_error(&path[tc], &inst.x) / eps.sqrt());
                         }
-                        worst = worst.max(stat);
-                        worst_t1 = worst_t1.max(stat_t1);
-                        max_gap = max_gap.max(inst.gap_over_eps);
-                        min_dk = min_dk.min(inst.dk);
-                        max_norm_deviation = max_norm_deviation.max(inst.norm_deviation);
-                        max_lambda_k = max_lambda_k.max(inst.lambda_k_over_eps);
-                        cell_worst_err = cell_worst_err.max(stat * eps.sqrt());
-                        cell_dk = cell_dk.min(inst.dk);
+                        worst = max_nan(worst, stat);
+                        worst_t1 = max_nan(worst_t1, stat_t1);
+                        max_gap = max_nan(max_gap, inst.gap_over_eps);
+                        min_dk = min_nan(min_dk, inst.dk);
+                        max_norm_deviation = max_nan(max_norm_deviation, inst.norm_deviation);
+                        max_lambda_k = max_nan(max_lambda_k, inst.lambda_k_over_eps);
+                        cell_worst_err = max_nan(cell_worst_err, stat * eps.sqrt());
+                        cell_dk = min_nan(cell_dk, inst.dk);
                         obs.push((eps, stat));
                         obs_t1.push((eps, stat_t1));
                     }
@@ -285,10 +289,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         }
     }
     // Worst error per distinct ε (cells with equal ε merged).
-    let merged = merge_equal_x(per_eps, f64::max);
+    let merged = merge_equal_x(per_eps, max_nan);
     let slope = slope_fit("ε (worst ‖QQᵀx_i − x_i‖)", &merged, 0.5, SLOPE_TOL);
     // Smallest Davis–Kahan bound per distinct ε.
-    let dk_min_line = merge_equal_x(dk_line, f64::min);
+    let dk_min_line = merge_equal_x(dk_line, min_nan);
     let smallest_c = smallest_sufficient(&CONSTANT_LADDER, &ladder_worst)
         .map_or("none of the ladder".to_string(), |c| format!("{c}"));
     let instances = obs.len();
@@ -318,7 +322,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("statistic = max over instances of max_i ‖Q_tQ_tᵀx_i − x_i‖/√ε with t = ⌈C k ln(dH/ε)⌉, C = {ITERATION_CONSTANT} (stated); bound {bound} (exact: √(1+e) + 1 < 3)"),
             format!("instances as documented (asserted): largest relative deviation of ‖x_i‖ from r_i (‖x_1‖ = H … ‖x_k‖ = 3√ε) and of ‖E‖₂ from ε = {max_norm_deviation:.1e} (≤ {NORM_RTOL:e}); largest λ_k(S)/ε = {max_lambda_k:.3} (≤ a_k²/ε ≤ {LAMBDA_K_MAX})"),
             format!("no gap: max (σ_k(M) − σ_(k+1)(M))/ε = {max_gap:.3e} (≤ τ = {BULK_WIDTH} by construction); smallest Davis–Kahan sin θ bound over instances = {min_dk:.3} (≥ 1: vacuous everywhere)"),
-            format!("Davis–Kahan-implied bound on the statistic, sin θ · H/√ε: ≥ {:.3e} (smallest over cells)", dk_min_line.iter().map(|p| p.1).fold(f64::INFINITY, f64::min)),
+            format!("Davis–Kahan-implied bound on the statistic, sin θ · H/√ε: ≥ {:.3e} (smallest over cells)", dk_min_line.iter().map(|p| p.1).fold(f64::INFINITY, min_nan)),
             format!("smallest iteration constant of the ladder {CONSTANT_LADDER:?} meeting 3√ε on every instance: {smallest_c}; worst statistic per ladder constant {:?}", ladder_worst.iter().map(|w| format!("{w:.3}")).collect::<Vec<_>>()),
             format!("after a single step (t = 1) the worst statistic is {worst_t1:.3}: the needed iteration count is far below the lemma's — a single step on MMᵀ can violate 3√ε only at d ≳ 6·10⁴k (module docs)"),
             format!("slope of the worst error against ε over ε ∈ [{:.0e}, {:.0e}] ({eps_decades:.2} decades, asserted ≥ {EPS_DECADES}): predicted ½ ± {SLOPE_TOL}", eps_range[0], eps_range[eps_range.len() - 1]),
@@ -365,6 +369,12 @@ mod tests {
         assert!(gap_free(BULK_WIDTH, 1.0));
         assert!(!gap_free(BULK_WIDTH * 1.01, 2.0), "a gap wider than τ");
         assert!(!gap_free(0.0, 0.99), "Davis–Kahan informative");
+        // A NaN gap or norm is no evidence that Davis–Kahan is vacuous (f64::min would have
+        // returned the other bound, and `INFINITY` for a NaN gap made it look vacuous).
+        assert!(perturbation_bound(1.0, f64::NAN, 0.5).is_nan());
+        assert!(perturbation_bound(f64::NAN, 2.0, 0.5).is_nan());
+        assert!(!gap_free(0.0, perturbation_bound(1.0, 2.0, f64::NAN)));
+        assert!(!gap_free(f64::NAN, 2.0));
     }
 
     #[test]

@@ -38,6 +38,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::{gamma, kappa_fedavg, kappa_fedprox};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::child_seed;
 use nalgebra::{DMatrix, SymmetricEigen};
 
@@ -68,7 +69,11 @@ const SEED_TAG: u64 = 7_000;
 /// `(λ_min, λ_max)` of a symmetric matrix (symmetrised against rounding).
 fn extremes(a: &DMatrix<f64>) -> (f64, f64) {
     let e = SymmetricEigen::new((a + a.transpose()) * 0.5).eigenvalues;
-    (e.min(), e.max())
+    // NaN-propagating: nalgebra's `min`/`max` skip a NaN eigenvalue.
+    (
+        e.iter().copied().fold(f64::INFINITY, min_nan),
+        e.iter().copied().fold(f64::NEG_INFINITY, max_nan),
+    )
 }
 
 /// One measurement of a (configuration, cluster).
@@ -150,8 +155,10 @@ impl Measure {
         let Sizes { n, nj, s, kappa } = sz;
         let lower_factor = if sabotage { s * kappa } else { s / kappa };
         let scale = s * gmax / n;
-        let violation =
-            ((lower_factor * gmin / n - kmin).max(kmax - s * gmax / n)).max(0.0) / scale;
+        let violation = max_nan(
+            max_nan(lower_factor * gmin / n - kmin, kmax - s * gmax / n),
+            0.0,
+        ) / scale;
         Measure {
             ratio: kmin * kappa * n / (s * nj * alpha_j),
             lower: kmin * kappa * n / (s * alpha_j),
@@ -219,8 +226,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 let nj = (clients / 2 * N_I) as f64;
                 let m = measure(&fed, &mix, cfg.sabotage);
                 for x in &m {
-                    worst_viol = worst_viol.max(x.violation);
-                    upper_const = upper_const.max(x.upper);
+                    worst_viol = max_nan(worst_viol, x.violation);
+                    upper_const = max_nan(upper_const, x.upper);
                     // calibrate_then_validate bounds statistic/shape: pass (1, r), so 1/r ≤ 1/c.
                     if is_cal {
                         cal_pts.push((1.0, x.ratio));
@@ -230,7 +237,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     obs.push((nj, x.lower));
                 }
                 if !is_cal && ratio >= SLOPE_MIN_RATIO {
-                    let min_lower = m.iter().map(|x| x.lower).fold(f64::INFINITY, f64::min);
+                    let min_lower = m.iter().map(|x| x.lower).fold(f64::INFINITY, min_nan);
                     slope_pts.push((nj, min_lower));
                 }
                 bound_line.push(nj);

@@ -30,6 +30,7 @@ use fedmix::algorithms::lemma1::{lambda_diag, GlobalOperator};
 use fedmix::federation::Federation;
 use fedmix::metrics::gamma;
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::max_nan;
 use fedmix::seed_streams::{child_seed, stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::{DVector, SymmetricEigen};
@@ -136,7 +137,9 @@ fn cell(fed: &Federation, eta: f64, sigma: f64, reps: usize, seed: u64) -> Vec<(
 fn sym_norm(k: &nalgebra::DMatrix<f64>) -> f64 {
     SymmetricEigen::new((k + k.transpose()) * 0.5)
         .eigenvalues
-        .max()
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, max_nan)
 }
 
 /// SXY22 Lemma 8's shape `σ² s d λ_max(K_sym) / N` (its constant is calibrated).
@@ -200,7 +203,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .iter()
             .map(|&r| federation(spec.d, spec.sigma, spec.d * r, series_seed))
             .collect();
-        let eta = GAMMA / feds.iter().map(|f| gamma(f, 1.0).0).fold(0.0, f64::max);
+        let eta = GAMMA / feds.iter().map(|f| gamma(f, 1.0).0).fold(0.0, max_nan);
         for fed in &feds {
             let n = fed.total_samples();
             let results = cell(fed, eta, spec.sigma, reps, series_seed);

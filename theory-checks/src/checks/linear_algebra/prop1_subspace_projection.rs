@@ -63,7 +63,7 @@ use super::common::{
 use crate::framework::{quantile, CheckConfig, CheckRecord, Figure};
 use fedmix::federation::Federation;
 use fedmix::linalg::top_k_left_singular;
-use fedmix::prec::IDENTITY_RTOL;
+use fedmix::prec::{amax_nan, max_nan, IDENTITY_RTOL};
 use fedmix::seed_streams::child_seed;
 use nalgebra::{DMatrix, DVector};
 
@@ -219,7 +219,7 @@ fn residuals(mix: &Mixture, u_hat: &DMatrix<f64>, theta: &DVector<f64>, weighted
                 r
             }
         })
-        .fold(0.0, f64::max)
+        .fold(0.0, max_nan)
 }
 
 /// Of two `(statistic, shape)` pairs, the one with the larger `statistic/shape` (the first on
@@ -261,7 +261,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                         let (t, theta) = (ts[ts.len() - 1], &thetas[thetas.len() - 1]);
                         let reference = phase1_matrix(&fed, theta);
                         let y = &parts[0] + &parts[1] * t + &parts[2] * (t * t);
-                        fast_dev = fast_dev.max((y - &reference).amax() / reference.amax());
+                        fast_dev =
+                            max_nan(fast_dev, amax_nan(&(y - &reference)) / reference.amax());
                     }
                     for ((theta, &t), st) in thetas.iter().zip(&ts).zip(stats.iter_mut()) {
                         let y = &parts[0] + &parts[1] * t + &parts[2] * (t * t);

@@ -71,6 +71,7 @@ use fedmix::algorithms::fedx_clustering::phase2_round_fused;
 use fedmix::engine::client_pass::assign_clusters_batch;
 use fedmix::metrics::{chi2, gamma};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
@@ -344,7 +345,7 @@ fn is_tie(entry: usize) -> bool {
 /// max over tie entries only, mean over replicates of each replicate's max — Lemma 12's
 /// `E sup`).
 fn replicate_summary(devs: &[Vec<f64>]) -> (f64, f64, f64) {
-    let max = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, f64::max);
+    let max = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, max_nan);
     let dev = max(&mut devs.iter().flatten().copied());
     let dev_tie = max(&mut devs.iter().flat_map(|v| {
         v.iter()
@@ -397,7 +398,7 @@ fn dk_point(
         a.iter()
             .zip(b)
             .map(|(x, y)| (x - y).abs())
-            .fold(0.0, f64::max)
+            .fold(0.0, max_nan)
     };
     let mut per_replicate = Vec::with_capacity(reps);
     for r in 0..reps {
@@ -456,7 +457,7 @@ impl DkPoint {
         let reps = per_replicate.len() as f64;
         let (mut dev_sum, mut fixed_sum, mut dd_wins) = (0.0, 0.0, 0usize);
         for &(fixed_dev, dd_dev) in per_replicate {
-            dev_sum += fixed_dev.max(dd_dev);
+            dev_sum += max_nan(fixed_dev, dd_dev);
             fixed_sum += fixed_dev;
             dd_wins += usize::from(dd_dev > fixed_dev);
         }
@@ -592,8 +593,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let eff = |p: &Point| p.m as f64 / (p.chi2 + 1.0);
     let xs: Vec<f64> = cal.iter().chain(val_all.iter().copied()).map(eff).collect();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     let line: Vec<(f64, f64)> = crate::framework::geomspace(x0, x1, 20)
         .into_iter()

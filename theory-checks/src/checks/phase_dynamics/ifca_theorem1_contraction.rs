@@ -63,6 +63,7 @@ use fedmix::algorithms::ifca::{ifca_round, IfcaParams};
 use fedmix::federation::Federation;
 use fedmix::params::{IfcaOption, InitDist};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 
@@ -184,7 +185,7 @@ fn contraction_excess(now: &[f64], prev: &[f64]) -> f64 {
     now.iter()
         .zip(prev)
         .map(|(a, b)| a - 0.5 * b)
-        .fold(f64::NEG_INFINITY, f64::max)
+        .fold(f64::NEG_INFINITY, max_nan)
 }
 
 /// Per-cluster errors `‖θ_j − θ*_j‖`.
@@ -220,8 +221,8 @@ fn gap(cfg: &CheckConfig, inst: &Inst, g: f64, starts: usize, tag: u64) -> (f64,
         let ratio = errors(&next, &ts)
             .iter()
             .map(|e| e / (START_A * DELTA))
-            .fold(0.0, f64::max);
-        r = r.max(ratio);
+            .fold(0.0, max_nan);
+        r = max_nan(r, ratio);
     }
     (1.0 - r, wrong)
 }
@@ -240,9 +241,9 @@ fn floor(cfg: &CheckConfig, inst: &Inst, reps: usize, tag: u64) -> (f64, f64, us
             child(cfg.seed, 31, tag * 1000 + r),
         );
         wrong += w;
-        v.push(errors(&next, &ts).into_iter().fold(0.0, f64::max));
+        v.push(errors(&next, &ts).into_iter().fold(0.0, max_nan));
     }
-    let max = v.iter().copied().fold(0.0, f64::max);
+    let max = v.iter().copied().fold(0.0, max_nan);
     (max, quantile(&v, 0.5), wrong)
 }
 
@@ -307,16 +308,16 @@ fn trajectories(
         );
         let mut prev = errors(&th, &ts);
         if s == 0 {
-            path.push(prev.iter().copied().fold(0.0, f64::max));
+            path.push(prev.iter().copied().fold(0.0, max_nan));
         }
         for t in 0..TRAJECTORY_STEPS as u64 {
             let seed = child(cfg.seed, 33, round_index(tag, s, t));
             let (next, w) = round_with(inst, &th, step, seed, option);
             wrong += w;
             let now = errors(&next, &ts);
-            worst = worst.max(contraction_excess(&now, &prev));
+            worst = max_nan(worst, contraction_excess(&now, &prev));
             if s == 0 {
-                path.push(now.iter().copied().fold(0.0, f64::max));
+                path.push(now.iter().copied().fold(0.0, max_nan));
             }
             prev = now;
             th = next;
@@ -492,7 +493,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .iter()
         .chain(&traj_model)
         .map(|(inst, t)| t.worst / shape(inst))
-        .fold(f64::NEG_INFINITY, f64::max);
+        .fold(f64::NEG_INFINITY, max_nan);
     let wrong_b: usize = cal_pts
         .iter()
         .chain(val_b.iter().copied())
@@ -502,7 +503,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let worst_model = traj_model
         .iter()
         .map(|(inst, t)| t.worst / shape(inst))
-        .fold(f64::NEG_INFINITY, f64::max);
+        .fold(f64::NEG_INFINITY, max_nan);
     let all_insts = cal_b.iter().chain(&mn_sweep).chain(&d_sweep).chain(&other);
     let assumption_ok = all_insts
         .clone()
@@ -549,7 +550,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             design: fd.1,
         },
     ];
-    let worst = worst_b.max(worst_c);
+    let worst = max_nan(worst_b, worst_c);
     let passed =
         worst_a <= inv_c && worst <= c2 && slopes.iter().all(SlopeFit::ok) && assumption_ok;
     let row_b = |p: &FloorPoint| {
@@ -571,8 +572,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .map(|p| shape(&p.inst))
         .collect();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     let traj_pts: Vec<(f64, f64)> = traj
         .iter()

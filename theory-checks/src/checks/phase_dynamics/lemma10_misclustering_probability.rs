@@ -35,6 +35,7 @@ use crate::framework::{
     Figure, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
+use fedmix::prec::{max_nan, min_nan};
 use nalgebra::DMatrix;
 
 /// Safety factor on c (c is divided by it).
@@ -183,7 +184,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             let pu = clopper_pearson_upper(p.count, p.reps, ALPHA);
             -(pu / four_k).ln() / (p.n as f64 * factor(p.sigma))
         })
-        .fold(f64::INFINITY, f64::min);
+        .fold(f64::INFINITY, min_nan);
     let c = c_raw / SAFETY * if cfg.sabotage { 10.0 } else { 1.0 };
     let alpha_each = check_alpha() / val.len() as f64;
     let mut worst: f64 = 0.0;
@@ -198,7 +199,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 p.sigma, p.n, p.count, p.reps
             ));
         }
-        worst = worst.max(p.count as f64 / crit.max(1) as f64);
+        worst = max_nan(worst, p.count as f64 / crit.max(1) as f64);
         if rejects(p.count, crit) {
             rejected.push(format!("σ={} n={}: {} > {crit}", p.sigma, p.n, p.count));
         }

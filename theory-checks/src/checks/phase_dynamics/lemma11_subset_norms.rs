@@ -15,6 +15,7 @@
 use crate::framework::{
     calibrate_then_validate, geomspace, CheckConfig, CheckRecord, Figure, Series,
 };
+use fedmix::prec::max_nan;
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::RngExt;
@@ -65,7 +66,7 @@ fn subset_norm_lower_bound(x: &DMatrix<f64>, m: usize, seed: u64, idx: u64) -> f
             let xi = x.select_rows(rows.iter());
             let eig = SymmetricEigen::new(xi.tr_mul(&xi));
             let imax = eig.eigenvalues.imax();
-            best = best.max(eig.eigenvalues[imax]);
+            best = max_nan(best, eig.eigenvalues[imax]);
             v = eig.eigenvectors.column(imax).clone_owned();
         }
     }

@@ -27,6 +27,7 @@
 
 use super::support::child;
 use crate::framework::{loglog_fit, CheckConfig, CheckRecord, Figure, Series};
+use fedmix::prec::max_nan;
 use fedmix::seed_streams::{stream, Purpose, Rng};
 use nalgebra::DMatrix;
 use rand::RngExt;
@@ -247,7 +248,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let worst = rows
         .iter()
         .map(|r| r.poly as f64 / r.bound)
-        .fold(0.0, f64::max);
+        .fold(0.0, max_nan);
     let passed = ok && worst <= 1.0;
     let series_for = |d: usize, k: usize| -> Vec<Series> {
         let sel: Vec<&Row> = rows.iter().filter(|r| r.is(d, k)).collect();

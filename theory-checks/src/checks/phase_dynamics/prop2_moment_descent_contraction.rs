@@ -42,6 +42,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{power_iteration, top_k_left_singular};
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
@@ -156,7 +157,7 @@ fn start(mix: &Mixture, sep: f64, rng: &mut fedmix::seed_streams::Rng, s: usize)
     } else {
         let big = (0..mix.k())
             .map(|j| mix.theta_star.column(j).norm())
-            .fold(0.0, f64::max);
+            .fold(0.0, max_nan);
         dir * (2.0 * big * rng.random::<f64>().powf(1.0 / d as f64))
     }
 }
@@ -193,7 +194,7 @@ fn eval_point(cfg: &CheckConfig, gp: GridPoint, idx: u64, starts: usize) -> Vec<
         let u_hat = top_k_left_singular(&y, K).expect("k ≤ d");
         let delta = (0..K)
             .map(|l| (mix.theta_star.column(l) - &theta).norm())
-            .fold(0.0, f64::max);
+            .fold(0.0, max_nan);
         let shape = (delta * delta + SIGMA * SIGMA) * xi_sum;
         for a in 0..ANCHORS {
             let client = gp.m + a;
@@ -256,7 +257,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let in_c_region = |o: &&Obs| in_region(o, c);
     let all: Vec<&Obs> = cal.iter().chain(val.iter()).collect();
     let region: Vec<&Obs> = all.iter().copied().filter(in_c_region).collect();
-    let worst21 = region.iter().map(|o| o.ratio / o.bound).fold(0.0, f64::max);
+    let worst21 = region.iter().map(|o| o.ratio / o.bound).fold(0.0, max_nan);
     let val_fraction = val.iter().filter(in_c_region).count() as f64 / val.len() as f64;
     let val_steps = |diag: bool| region_steps(&val, c, diag);
     let region_ok = val_fraction >= MIN_REGION_FRACTION
@@ -280,13 +281,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             .iter()
             .filter(|o| o.diagonal == diag)
             .map(|o| o.ratio)
-            .fold(0.0, f64::max)
+            .fold(0.0, max_nan)
     };
     let outside_worst = all
         .iter()
         .filter(|o| !in_c_region(o))
         .map(|o| o.ratio)
-        .fold(0.0, f64::max);
+        .fold(0.0, max_nan);
     // Observed trend of the eq. 19 ratio in ℓ (information: ξ₂'s (k/ℓ)log³N term dominates
     // the shape at these ℓ, so the ratio rises like √ℓ while the true error falls like 1/√ℓ).
     let per_ell = |o: &[Obs]| {
@@ -299,7 +300,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     .iter()
                     .filter(|x| x.ell == l)
                     .map(|x| x.eq19)
-                    .fold(0.0, f64::max);
+                    .fold(0.0, max_nan);
                 format!("ℓ={l}: {w:.3e}")
             })
             .collect::<Vec<_>>()
@@ -315,8 +316,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     };
     let xs: Vec<f64> = all.iter().map(|o| o.margin / c).collect();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     let b_id = contraction_bound(1.0, 1.0);
     let b_diag = contraction_bound(DIAG.0, DIAG.1);
@@ -398,7 +399,7 @@ pub fn library_step_deviation() -> f64 {
         let v0 = DVector::from_vec(vec![0.3, -1.0, 0.5]);
         let step = anchor_step(&fed, client, &theta0, &u_hat, 1, (0.7, 1.3), 0.5, &v0);
         let diff = (&step.theta_next - out.anchor_models.column(a)).norm();
-        worst = worst.max(diff);
+        worst = max_nan(worst, diff);
     }
     worst
 }
@@ -436,7 +437,7 @@ mod tests {
         let sep = fedmix::metrics::separation(&mix.theta_star);
         let big = (0..K)
             .map(|j| mix.theta_star.column(j).norm())
-            .fold(0.0, f64::max);
+            .fold(0.0, max_nan);
         let mut rng = stream(3, Purpose::Init, 0);
         let (mut near_min, mut near_max, mut far_max) = (f64::INFINITY, 0.0f64, 0.0f64);
         let mut far_outer = 0;
@@ -446,13 +447,13 @@ mod tests {
                 // Within [0.05, 3]·Δ of some centre (the nearest may be another one, closer).
                 let nearest = (0..K)
                     .map(|j| (&theta - mix.theta_star.column(j)).norm())
-                    .fold(f64::INFINITY, f64::min);
+                    .fold(f64::INFINITY, min_nan);
                 assert!(nearest <= 3.0 * sep * (1.0 + 1e-12), "{nearest} vs {sep}");
-                near_min = near_min.min(nearest);
-                near_max = near_max.max(nearest);
+                near_min = min_nan(near_min, nearest);
+                near_max = max_nan(near_max, nearest);
             } else {
                 assert!(theta.norm() <= 2.0 * big * (1.0 + 1e-12));
-                far_max = far_max.max(theta.norm());
+                far_max = max_nan(far_max, theta.norm());
                 far_outer += usize::from(theta.norm() > big);
             }
         }

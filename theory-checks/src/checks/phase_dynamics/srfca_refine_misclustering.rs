@@ -83,7 +83,7 @@ use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
 use fedmix::params::SrfcaConfig;
-use fedmix::prec::IDENTITY_RTOL;
+use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
@@ -265,7 +265,7 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
                 project_to_ball(&mut expected, dm);
             }
             let scale = expected.norm().max(step.norm()).max(f64::MIN_POSITIVE);
-            worst = worst.max((next.column(c) - expected).norm() / scale);
+            worst = max_nan(worst, (next.column(c) - expected).norm() / scale);
         }
         omega.clone_from(next);
     }
@@ -403,7 +403,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .iter()
         .filter(|p| p.fail1 >= MIN_COUNT && p.wrong0 > 0)
         .map(|p| p.p1() / p.q0())
-        .fold(0.0, f64::max);
+        .fold(0.0, max_nan);
     let c = c_raw * SAFETY;
     let alpha_each = test_alpha() / val.len() as f64;
     let crit = |p: &Point| {
@@ -412,7 +412,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let worst = val
         .iter()
         .map(|p| p.fail1 as f64 / crit(p) as f64)
-        .fold(0.0, f64::max);
+        .fold(0.0, max_nan);
     let rejected: Vec<String> = val
         .iter()
         .filter(|p| p.fail1 as u64 > crit(p))
@@ -448,7 +448,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     };
     // Test 4: the TrimmedMeanGD step identity.
     let step_devs: Vec<f64> = all.iter().filter_map(|p| p.step_dev).collect();
-    let step_dev = step_devs.iter().copied().fold(0.0, f64::max);
+    let step_dev = step_devs.iter().copied().fold(0.0, max_nan);
     let step_ok = step_identity_holds(&step_devs);
     let passed = Verdict {
         sign_test: test1,

@@ -37,6 +37,7 @@ use fedmix::algorithms::fedmd::run_fedmd;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, separation};
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
+use fedmix::prec::max_nan;
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::{DMatrix, DVector};
 
@@ -59,7 +60,7 @@ const CANDIDATE_SAMPLES: usize = 200;
 
 /// The named starts of one data seed (adversarial first, then `random` uniform in the ball).
 fn starts(ts: &DMatrix<f64>, random: usize, seed: u64) -> Vec<(String, DVector<f64>)> {
-    let r = 2.0 * (0..K).map(|j| ts.column(j).norm()).fold(0.0, f64::max);
+    let r = 2.0 * (0..K).map(|j| ts.column(j).norm()).fold(0.0, max_nan);
     let c0 = ts.column(0).clone_owned();
     let c1 = ts.column(1).clone_owned();
     let mut rng = stream(seed, Purpose::Init, 0);
@@ -129,7 +130,7 @@ fn trial(
                 .iter()
                 .enumerate()
                 .map(|(a, &i)| (out.anchor_models.column(a) - ts.column(labels[i])).norm())
-                .fold(0.0, f64::max);
+                .fold(0.0, max_nan);
             let dist = bottleneck_distance(&out.theta_hat, ts).map_or(f64::INFINITY, |a| a.value);
             let mut path = vec![start_err / sep];
             path.extend(rec.rows.iter().filter_map(|r| r.distance.map(|x| x / sep)));
@@ -138,7 +139,7 @@ fn trial(
         Err(_) => {
             let sup = (0..K)
                 .map(|j| (theta0 - ts.column(j)).norm())
-                .fold(0.0, f64::max);
+                .fold(0.0, max_nan);
             (sup / sep, f64::INFINITY, vec![start_err / sep])
         }
     }
@@ -149,7 +150,7 @@ fn trial(
 fn start_error(theta0: &DVector<f64>, ts: &DMatrix<f64>) -> f64 {
     ts.column_iter()
         .map(|c| (theta0 - c).norm())
-        .fold(0.0, f64::max)
+        .fold(0.0, max_nan)
 }
 
 /// A trial succeeds when both its worst anchor's error and Phase 1's output are within
@@ -187,8 +188,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let n = trials.len() as u64;
     let failures = trials.iter().filter(|t| !t.ok).count() as u64;
     let critical = binomial_upper_critical(n, CLAIMED_FAILURE, check_alpha());
-    let worst_sup = trials.iter().map(|t| t.sup_error).fold(0.0, f64::max);
-    let worst_dist = trials.iter().map(|t| t.phase1_distance).fold(0.0, f64::max);
+    let worst_sup = trials.iter().map(|t| t.sup_error).fold(0.0, max_nan);
+    let worst_dist = trials.iter().map(|t| t.phase1_distance).fold(0.0, max_nan);
     let failed_names: Vec<String> = trials
         .iter()
         .filter(|t| !t.ok)

@@ -58,6 +58,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -182,7 +183,7 @@ fn measure(cfg: &CheckConfig, delta: f64, idx: u64) -> Point {
                     / n;
                 let e = bottleneck_distance(&theta, &oracle).map_or(f64::INFINITY, |a| a.value);
                 let fixed = cluster_least_squares(&fed, &lab, K);
-                unconverged = unconverged.max((&theta - &fixed).norm() / e);
+                unconverged = max_nan(unconverged, (&theta - &fixed).norm() / e);
                 floor += bottleneck_distance(&oracle, &ts).map_or(f64::NAN, |a| a.value);
                 per_rep.push((nu, e));
             }
@@ -248,13 +249,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .chain(&val)
         .filter_map(|p| p.failure.as_ref().map(|e| format!("Δ={}: {e}", p.delta)))
         .collect();
-    let min_nu = val.iter().map(|p| p.nu).fold(f64::INFINITY, f64::min);
-    let max_nu = val.iter().map(|p| p.nu).fold(0.0, f64::max);
+    let min_nu = val.iter().map(|p| p.nu).fold(f64::INFINITY, min_nan);
+    let max_nu = val.iter().map(|p| p.nu).fold(0.0, max_nan);
     let unconverged = cal
         .iter()
         .chain(&val)
         .map(|p| p.unconverged)
-        .fold(0.0, f64::max);
+        .fold(0.0, max_nan);
     let passed =
         failures.is_empty() && worst <= c && fit.ok() && max_nu >= 1e-2 && unconverged <= CONVERGED;
     let row = |p: &Point| {
@@ -270,8 +271,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     };
     let pts = |v: &[Point]| v.iter().map(|p| (p.shape(), p.excess)).collect::<Vec<_>>();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     CheckRecord {
         name: "theorem2_misclustering_term".into(),

@@ -54,6 +54,7 @@ use fedmix::algorithms::fedx_clustering::phase2_round;
 use fedmix::federation::Federation;
 use fedmix::metrics::{bottleneck_distance, gamma, kappa_fedavg};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 
@@ -134,7 +135,7 @@ fn ls_floor(fed: &Federation) -> f64 {
     let est = cluster_least_squares(fed, labels, K);
     (0..K)
         .map(|j| (est.column(j) - ts.column(j)).norm())
-        .fold(0.0, f64::max)
+        .fold(0.0, max_nan)
 }
 
 fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
@@ -189,7 +190,7 @@ fn geometric_mean_fit<'a>(fits: impl Iterator<Item = &'a Fit>) -> Fit {
         setting: fits[0].setting,
         kappa: gmean(&|f| f.kappa),
         gap: gmean(&|f| f.gap.max(1e-300)),
-        decay: fits.iter().map(|f| f.decay).fold(f64::INFINITY, f64::min),
+        decay: fits.iter().map(|f| f.decay).fold(f64::INFINITY, min_nan),
         rounds: fits.iter().map(|f| f.rounds).max().unwrap_or(0),
         path: Vec::new(),
     }
@@ -340,8 +341,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     };
     let xs: Vec<f64> = cal.iter().chain(val.iter().copied()).map(Fit::x).collect();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     let pts_of = |v: &[Fit]| v.iter().map(|f| (f.x(), f.gap)).collect::<Vec<_>>();
     CheckRecord {

@@ -38,6 +38,7 @@ use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
 use fedmix::params::{StepRule, TwoPhaseParams};
+use fedmix::prec::{max_nan, min_nan};
 
 /// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).
 pub const NU_C_PE: f64 = 0.08;
@@ -292,8 +293,8 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let all: Vec<&Outcome> = cal.iter().chain(val.iter().copied()).collect();
     let xs: Vec<f64> = all.iter().map(|o| o.shape).collect();
     let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
+        xs.iter().copied().fold(f64::INFINITY, min_nan),
+        xs.iter().copied().fold(0.0, max_nan),
     );
     let pts = |v: &[Outcome]| v.iter().map(|o| (o.shape, o.error)).collect::<Vec<_>>();
     CheckRecord {
