@@ -283,8 +283,8 @@ pub(super) fn check_q0(
     }
     for (idx, chunk) in q0.value.data.chunks_exact(d * k).enumerate() {
         let q = DMatrix::from_row_slice(d, k, chunk);
-        let dev = (q.tr_mul(&q) - DMatrix::<f64>::identity(k, k)).amax();
-        if dev > crate::prec::ORTHONORMAL_TOL {
+        let dev = crate::prec::amax_nan(&(q.tr_mul(&q) - DMatrix::<f64>::identity(k, k)));
+        if !(dev <= crate::prec::ORTHONORMAL_TOL) {
             return Err(bad(
                 format!("q0[{}][{}]", idx / h, idx % h),
                 format!(
