@@ -80,8 +80,8 @@ pub enum Dash {
     Dotted,
     /// Dash-dot.
     DashDot,
-    /// Long dashes.
-    LongDash,
+    /// Dash-dot-dot.
+    DashDotDot,
 }
 
 /// Line styles in the order a figure assigns them.
@@ -90,7 +90,7 @@ pub const DASHES: [Dash; 5] = [
     Dash::Dashed,
     Dash::Dotted,
     Dash::DashDot,
-    Dash::LongDash,
+    Dash::DashDotDot,
 ];
 
 impl Dash {
@@ -101,7 +101,7 @@ impl Dash {
             Dash::Dashed => Some("8 5"),
             Dash::Dotted => Some("2 4"),
             Dash::DashDot => Some("9 4 2 4"),
-            Dash::LongDash => Some("16 5"),
+            Dash::DashDotDot => Some("10 3 2 3 2 3"),
         }
     }
     /// The name a caption uses.
@@ -111,7 +111,7 @@ impl Dash {
             Dash::Dashed => "dashed",
             Dash::Dotted => "dotted",
             Dash::DashDot => "dash-dot",
-            Dash::LongDash => "long-dashed",
+            Dash::DashDotDot => "dash-dot-dot",
         }
     }
 }

@@ -174,7 +174,10 @@ fn numeric(s: &str) -> bool {
 }
 
 /// Axis lines: black 1-px polylines, `(vertical, horizontal)` longest.
-fn axes(els: &[&El]) -> Option<(Vec<(f64, f64)>, Vec<(f64, f64)>)> {
+/// A polyline's vertices.
+type Path2 = Vec<(f64, f64)>;
+
+fn axes(els: &[&El]) -> Option<(Path2, Path2)> {
     let lines: Vec<Vec<(f64, f64)>> = els
         .iter()
         .filter(|e| {

@@ -94,7 +94,6 @@ pub fn tick(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::Series;
 
     #[test]
     fn log_axes_label_every_decade_including_a_partial_bottom_one() {
