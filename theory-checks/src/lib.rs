@@ -16,6 +16,7 @@ pub mod figure;
 pub mod framework;
 pub mod ledger;
 pub mod power;
+pub mod style;
 /// The progress display, shared with the `fedmix` CLI.
 pub use fedmix::progress;
 

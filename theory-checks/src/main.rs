@@ -96,6 +96,9 @@ enum Cmd {
     /// Rebuild the report (figures, `<experiment>.json`, REPORT.md with the claim ledger) from
     /// the cells on disk under the work directory, running nothing.
     Report,
+    /// Redraw the theory checks' figures (`<check>.svg`) from their saved records
+    /// (`<check>.json`) in the checks' output directory, running nothing.
+    Figures,
     /// Assemble figures (SVG + JSON) from whatever cells exist in a directory.
     Merge {
         /// Directory written by `experiment`.
@@ -194,6 +197,7 @@ fn main() -> ExitCode {
             write_report(&args, &[])?;
             Ok(true)
         })(),
+        Some(Cmd::Figures) => redraw_check_figures(&dirs(&args).0),
         None => run_everything(&args),
     };
     match result {
@@ -204,6 +208,28 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Redraw every `<check>.svg` of `dir` from its `<check>.json` record.
+fn redraw_check_figures(dir: &Path) -> Result<bool, String> {
+    let mut n = 0;
+    for (name, _) in theory_checks::registry() {
+        let path = dir.join(format!("{name}.json"));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let record: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some(fig) = record.get("figure").filter(|f| !f.is_null()) else {
+            continue;
+        };
+        let fig: theory_checks::framework::Figure =
+            serde_json::from_value(fig.clone()).map_err(|e| format!("{}: {e}", path.display()))?;
+        figure::render_svg(&fig, &dir.join(format!("{name}.svg")))?;
+        n += 1;
+    }
+    println!("{n} figures redrawn in {}", dir.display());
+    Ok(true)
 }
 
 /// The README's main command: every theory check, then every experiment; `Ok(false)` when a

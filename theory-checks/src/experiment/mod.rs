@@ -17,6 +17,7 @@
 //! storing cells, shards, resume), [`mod@merge`] (figure data from the cells present).
 
 pub mod cells;
+pub mod figures;
 pub mod merge;
 pub mod report;
 pub mod spec;

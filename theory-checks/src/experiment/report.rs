@@ -4,12 +4,8 @@
 //! band, Phase 1 shaded) and write `docs/REPORT.md`.
 
 use crate::experiment::{self, Experiment, Failure, Merged, MergedFigure, Plan, RunOptions};
-use crate::figure::{log_axis, register_fonts};
 use crate::progress::Progress;
-use plotters::prelude::*;
 use std::path::{Path, PathBuf};
-
-use crate::figure::PALETTE as COLORS;
 
 /// Every experiment file under `dir`, sorted by name.
 ///
@@ -86,8 +82,9 @@ pub fn run_experiment(
 pub fn merge_and_render(work: &Path, out: &Path) -> Result<Merged, String> {
     let merged = experiment::merge(work).map_err(|e| e.to_string())?;
     fedmix::io::prepare_output_dir(out).map_err(|e| e.to_string())?;
+    let plan = experiment::read_plan(work).map_err(|e| e.to_string())?;
     for f in &merged.figures {
-        render(f, &out.join(format!("{}.svg", f.name)))?;
+        super::figures::render(f, &plan.experiment, &out.join(format!("{}.svg", f.name)))?;
     }
     let mut json = serde_json::to_value(&merged).map_err(|e| e.to_string())?;
     let prov = provenance(work, &merged)?;
@@ -234,268 +231,6 @@ fn provenance(work: &Path, m: &Merged) -> Result<Provenance, String> {
         commits,
         merged_at: current_commit(),
     })
-}
-
-fn range(fig: &MergedFigure) -> ((f64, f64), (f64, f64)) {
-    let ok = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for p in fig.lines.iter().flat_map(|l| l.points.iter()) {
-        if ok(p.x, fig.log_x) {
-            x0 = x0.min(p.x);
-            x1 = x1.max(p.x);
-        }
-        for y in [p.lo, p.median, p.hi] {
-            if ok(y, fig.log_y) {
-                y0 = y0.min(y);
-                y1 = y1.max(y);
-            }
-        }
-    }
-    if !x0.is_finite() {
-        return ((1.0, 10.0), (1.0, 10.0));
-    }
-    let pad = |lo: f64, hi: f64, log: bool, decade: bool| {
-        if log && decade {
-            // From a whole decade below, so that the lowest values sit above a labelled tick.
-            // Up to a whole decade above too when the axis labels only powers of ten (more
-            // than three decades, `figure::log_key_points`), so that the highest values sit
-            // below a labelled tick rather than against the plot's top edge.
-            let bottom = 10f64.powf((lo / 1.05).log10().floor()) / 1.1;
-            let top = if (hi * 1.3 / bottom).log10() > 3.0 {
-                10f64.powf((hi * 1.05).log10().ceil()) * 1.1
-            } else {
-                hi * 1.3
-            };
-            (bottom, top)
-        } else if log {
-            (lo / 1.3, hi * 1.3)
-        } else {
-            if hi == lo {
-                // A single value (a partial sweep): ±10 % around it, not a 1e−9-wide axis.
-                let h = (0.1 * lo.abs()).max(1e-9);
-                return (lo - h, hi + h);
-            }
-            let w = hi - lo;
-            (lo - 0.04 * w, hi + 0.04 * w)
-        }
-    };
-    (pad(x0, x1, fig.log_x, false), pad(y0, y1, fig.log_y, true))
-}
-
-macro_rules! chart {
-    ($root:expr, $fig:expr, $xr:expr, $yr:expr, $y0:expr) => {{
-        let mut chart = ChartBuilder::on($root)
-            .caption(&$fig.title, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(70)
-            .build_cartesian_2d($xr, $yr)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .max_light_lines(4)
-            .x_desc($fig.x_label.as_str())
-            .y_desc($fig.y_label.as_str())
-            .label_style(("sans-serif", 12))
-            .x_label_formatter(&|v| crate::figure::tick(*v))
-            .y_label_formatter(&|v| crate::figure::tick(*v))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let p1 = $fig
-            .lines
-            .iter()
-            .map(|l| l.phase1_rounds)
-            .max()
-            .unwrap_or(0);
-        if p1 > 0 {
-            let top = $fig
-                .lines
-                .iter()
-                .flat_map(|l| l.points.iter().map(|p| p.hi))
-                .filter(|v| v.is_finite())
-                .fold($y0, f64::max);
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.5, $y0), (p1 as f64 + 0.5, top)],
-                    RGBColor(200, 200, 200).mix(0.35).filled(),
-                )))
-                .map_err(|e| e.to_string())?;
-        }
-        for (i, line) in $fig.lines.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let ok = |x: f64, y: f64| plottable($fig, x, y);
-            let mut band: Vec<(f64, f64)> = line
-                .points
-                .iter()
-                .filter(|p| ok(p.x, p.lo) && ok(p.x, p.hi))
-                .map(|p| (p.x, p.hi))
-                .collect();
-            band.extend(
-                line.points
-                    .iter()
-                    .rev()
-                    .filter(|p| ok(p.x, p.lo) && ok(p.x, p.hi))
-                    .map(|p| (p.x, p.lo)),
-            );
-            if band.len() >= 4 {
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        band,
-                        color.mix(0.15).filled(),
-                    )))
-                    .map_err(|e| e.to_string())?;
-            }
-            let pts: Vec<(f64, f64)> = line
-                .points
-                .iter()
-                .filter(|p| ok(p.x, p.median))
-                .map(|p| (p.x, p.median))
-                .collect();
-            let marks = marked(line, $fig);
-            if line.label.starts_with(FLOOR_PREFIX) {
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        pts.clone(),
-                        8,
-                        5,
-                        color.stroke_width(2),
-                    ))
-                    .map_err(|e| e.to_string())?;
-                continue;
-            }
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?;
-            if marks {
-                crate::figure::draw_markers(&mut chart, i, pts, color)?;
-            }
-        }
-    }};
-}
-
-/// The legend of a merged figure, beside the plot ([`crate::figure::draw_legend`]).
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    fig: &MergedFigure,
-) -> Result<(), String> {
-    use crate::figure::Mark;
-    let mut entries = Vec::new();
-    if fig.lines.iter().any(|l| l.phase1_rounds > 0) {
-        entries.push((
-            "Phase 1 (shaded)".to_string(),
-            RGBColor(200, 200, 200),
-            Mark::Box,
-        ));
-    }
-    for (i, line) in fig.lines.iter().enumerate() {
-        let mark = if line.label.starts_with(FLOOR_PREFIX) {
-            Mark::Dashed
-        } else if marked(line, fig) {
-            Mark::Marked(i)
-        } else {
-            Mark::Line
-        };
-        entries.push((line.label.clone(), COLORS[i % COLORS.len()], mark));
-    }
-    crate::figure::draw_legend(area, &entries)
-}
-
-/// Whether `(x, y)` can be drawn on `fig`'s axes (finite, and positive on a log axis).
-fn plottable(fig: &MergedFigure, x: f64, y: f64) -> bool {
-    x.is_finite() && y.is_finite() && (!fig.log_x || x > 0.0) && (!fig.log_y || y > 0.0)
-}
-
-/// Whether a line's points carry markers: a sweep's few points (≤ 30 drawn), not a trace's
-/// hundreds of rounds.
-fn marked(line: &experiment::Line, fig: &MergedFigure) -> bool {
-    line.points
-        .iter()
-        .filter(|p| plottable(fig, p.x, p.median))
-        .count()
-        <= 30
-}
-
-/// Legend prefix of lines drawn as a dashed floor.
-const FLOOR_PREFIX: &str = "floor — ";
-
-/// Render one merged figure.
-///
-/// # Errors
-/// A message from plotters or the file system.
-pub fn render(fig: &MergedFigure, path: &Path) -> Result<(), String> {
-    register_fonts();
-    // A log axis spanning less than a decade gets at most one tick label from plotters: a y
-    // axis like that is drawn linearly (the values are printed in the report's tables either
-    // way); an x axis like that (a sweep's grid, e.g. m ∈ [50, 400]) stays logarithmic with a
-    // tick at every grid value.
-    let (ly0, ly1) = {
-        let ys: Vec<f64> = fig
-            .lines
-            .iter()
-            .flat_map(|l| l.points.iter().flat_map(|p| [p.lo, p.median, p.hi]))
-            .filter(|y| y.is_finite() && *y > 0.0)
-            .collect();
-        let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    };
-    let mut fig = fig.clone();
-    // The distinct positive x values, sorted: the axis range and, for a short log axis, its ticks.
-    let xs: Vec<f64> = {
-        let mut xs: Vec<f64> = fig
-            .lines
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.x))
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        xs
-    };
-    let (lx0, lx1) = (
-        xs.first().copied().unwrap_or(f64::INFINITY),
-        xs.last().copied().unwrap_or(f64::NEG_INFINITY),
-    );
-    let x_keys: Option<Vec<f64>> = (fig.log_x && lx1 / lx0 < 10.0).then_some(xs);
-    // Trace figures: the oracle is drawn as its floor, a dashed line at its final error over
-    // the whole round axis (its own trace starts at θ* and rises to that floor).
-    if fig.x_label == "round" {
-        let last_round = lx1.max(1.0);
-        for l in &mut fig.lines {
-            if l.label.starts_with("oracle") {
-                if let (Some(first), Some(last)) = (l.points.first(), l.points.last()) {
-                    let at = |x: f64| experiment::Band { x, ..*last };
-                    l.points = vec![at(first.x.min(1.0)), at(last_round)];
-                }
-                l.label = format!("{FLOOR_PREFIX}{}: final error", l.label);
-            }
-        }
-    }
-    fig.log_y &= ly1 / ly0 >= 10.0;
-    let fig = &fig;
-    let ((x0, x1), (y0, y1)) = range(fig);
-    let root = SVGBackend::new(path, (1020, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (plot, legend) = root.split_horizontally(740);
-    // Log axes take the grid of `figure::log_key_points`; every grid value of a short log x
-    // axis is labelled instead (`x_keys`).
-    let log_x = || match &x_keys {
-        Some(keys) => (x0..x1).log_scale().with_key_points(keys.clone()),
-        None => log_axis(x0, x1),
-    };
-    match (fig.log_x, fig.log_y) {
-        (true, true) => chart!(&plot, fig, log_x(), log_axis(y0, y1), y0),
-        (true, false) => chart!(&plot, fig, log_x(), y0..y1, y0),
-        (false, true) => chart!(&plot, fig, x0..x1, log_axis(y0, y1), y0),
-        (false, false) => chart!(&plot, fig, x0..x1, y0..y1, y0),
-    }
-    draw_legend(&legend, fig)?;
-    root.present().map_err(|e| e.to_string())
 }
 
 /// A markdown table of a figure's last point (trace) or every axis point (sweep) per line.
@@ -647,9 +382,10 @@ pub fn report(
         }
         for f in &m.figures {
             md.push_str(&format!(
-                "![{}]({figures_rel}/{}.svg)\n\n{}\n",
+                "![{}]({figures_rel}/{}.svg)\n\n*{}*\n\n{}\n",
                 f.name,
                 f.name,
+                super::figures::caption(f, e),
                 table(f)
             ));
         }
@@ -731,52 +467,5 @@ mod tests {
         );
         assert!(rows[2].starts_with("| two-phase | 400 |"), "{md}");
         assert!(rows[2].ends_with("| 2 | — |"), "{md}");
-    }
-
-    /// A log y axis over more than three decades labels only powers of ten: its range reaches a
-    /// whole decade beyond the data at both ends, so the highest and lowest values sit between
-    /// labelled ticks (not against the plot's edge, as 6e8 did under a top tick of 1e8); a
-    /// short one keeps the tight 1.3× top (its 1, 2, 5 labels are at most 2.5× apart).
-    #[test]
-    fn a_long_log_axis_has_a_labelled_tick_beyond_the_data_at_both_ends() {
-        let fig = |lo: f64, hi: f64| MergedFigure {
-            name: "t-floats".into(),
-            title: "t".into(),
-            x_label: "local steps s".into(),
-            y_label: "floats".into(),
-            log_x: true,
-            log_y: true,
-            lines: vec![Line {
-                label: "a".into(),
-                points: vec![
-                    Band {
-                        x: 1.0,
-                        median: lo,
-                        mean: lo,
-                        lo,
-                        hi: lo,
-                        n: 1,
-                    },
-                    Band {
-                        x: 20.0,
-                        median: hi,
-                        mean: hi,
-                        lo: hi,
-                        hi,
-                        n: 1,
-                    },
-                ],
-                phase1_rounds: 0,
-                failures: vec![],
-            }],
-        };
-        let (_, (y0, y1)) = range(&fig(8e4, 6e8));
-        let (labels, _) = crate::figure::log_key_points(y0, y1);
-        assert_eq!(labels.first().map(|v| v.to_bits()), Some(1e4f64.to_bits()));
-        assert_eq!(labels.last().map(|v| v.to_bits()), Some(1e9f64.to_bits()));
-        let (_, (y0, y1)) = range(&fig(0.02, 0.9));
-        assert_eq!(y1.to_bits(), (0.9f64 * 1.3).to_bits());
-        let (labels, _) = crate::figure::log_key_points(y0, y1);
-        assert!(labels.iter().any(|&v| v >= 0.9) && labels.iter().any(|&v| v <= 0.02));
     }
 }

@@ -164,9 +164,11 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut series = Vec::new();
     let mut val_obs: Vec<(Family, usize, usize, f64)> = Vec::new();
     let mut cell = 0u64;
+    // One series per (family, d, calibration or validation): each point is drawn with the bound
+    // of its own d.
     for &family in &families {
         for (is_cal, grid) in [(true, &cal), (false, &val)] {
-            let mut pts = Vec::new();
+            let mut by_d: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
             for &(d, ratio) in grid.iter() {
                 let n = d * ratio;
                 let seed = child_seed(cfg.seed, SEED_TAG + cell);
@@ -180,15 +182,15 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                     val_pts.push((q, s));
                     val_obs.push((family, d, n, q));
                 }
-                pts.push((n as f64, q));
+                match by_d.iter_mut().find(|(e, _)| *e == d) {
+                    Some((_, pts)) => pts.push((n as f64, q)),
+                    None => by_d.push((d, vec![(n as f64, q)])),
+                }
             }
-            series.push(markers(
-                format!(
-                    "{family:?} ({})",
-                    if is_cal { "calibration" } else { "validation" }
-                ),
-                pts,
-            ));
+            for (d, pts) in by_d {
+                let role = if is_cal { " (calibration)" } else { "" };
+                series.push(markers(format!("{family:?}, d = {d}{role}"), pts));
+            }
         }
     }
     let (c, worst) = calibrate_then_validate(&cal_pts, &val_pts, SAFETY);
@@ -205,8 +207,16 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         })
         .collect();
     let passed = worst <= c && slopes.iter().all(|s| s.ok());
-    for d in [SLOPE_DIM, 12] {
-        let ns: Vec<usize> = val.iter().filter(|v| v.0 == d).map(|v| d * v.1).collect();
+    let mut dims: Vec<usize> = cal.iter().chain(val.iter()).map(|v| v.0).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    for d in dims {
+        let ns: Vec<usize> = cal
+            .iter()
+            .chain(val.iter())
+            .filter(|v| v.0 == d)
+            .map(|v| d * v.1)
+            .collect();
         series.push(line(
             format!("C·(√(Nd log(d/δ)) + d log³(N/δ)), d = {d}, C = {c:.3}"),
             ns.iter()

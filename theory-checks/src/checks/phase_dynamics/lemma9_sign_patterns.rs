@@ -259,7 +259,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 line: false,
             },
             Series {
-                label: format!("Milnor–Thom (100m(k−1)/dk)^dk, ({d},{k})"),
+                label: format!("Milnor–Thom (100m(k−1)/dk)^dk, (d,k)=({d},{k})"),
                 points: sel
                     .iter()
                     .map(|r| (r.m as f64, bound(r.m, d, k, false)))
@@ -272,7 +272,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     series.extend(series_for(2, 2));
     let sel: Vec<&Row> = rows.iter().filter(|r| r.d == 1 && r.k == 2).collect();
     series.push(Series {
-        label: "binary misclustering patterns, (1,2)".into(),
+        label: "binary misclustering patterns, (d,k)=(1,2)".into(),
         points: sel.iter().map(|r| (r.m as f64, r.binary as f64)).collect(),
         line: false,
     });
