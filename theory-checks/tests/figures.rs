@@ -360,7 +360,12 @@ fn grouped_problems(els: &[El]) -> Vec<String> {
         } else {
             (sample[0].color(), "none".into(), "rect:true:4".into())
         };
-        let matched = all.iter().any(|(_, s)| s.style == style);
+        // A series drawn as markers only (a single point: no line shows its dash) matches an
+        // entry of its colour and marker.
+        let matched = all.iter().any(|(_, s)| {
+            s.style == style
+                || (s.style.1 == "none" && s.style.0 == style.0 && s.style.2 == style.2)
+        });
         if !matched {
             p.push(format!(
                 "legend entry `{label}` {style:?}: no series drawn in its style"
@@ -562,10 +567,39 @@ fn the_checker_rejects_defects_drawn_by_the_renderer() {
     assert!(check("alike", alike)
         .iter()
         .any(|p| p.contains("drawn alike")));
-    let mut empty = good;
+    // A series with nothing to draw is named under the title, not listed in the legend …
+    let mut empty = good.clone();
     empty[4].points.clear();
-    assert!(check("empty", empty)
+    let path = dir.join("empty.svg");
+    render(&plot(empty), &path).expect("render");
+    let svg = std::fs::read_to_string(&path).expect("read");
+    assert!(problems(&svg).is_empty(), "{:?}", problems(&svg));
+    assert!(svg.contains("not drawn (nothing to draw yet): m4"));
+    assert!(!svg.contains(r#"data-label="m4""#));
+    // … and a legend entry whose series is not drawn (its group cut out of the SVG) is caught.
+    let path = dir.join("good.svg");
+    render(&plot(good), &path).expect("render");
+    let svg = std::fs::read_to_string(&path).expect("read");
+    let start = svg
+        .find(r#"<g class="series" data-label="m4""#)
+        .expect("m4's group");
+    let mut depth = 0usize;
+    let mut end = start;
+    while end < svg.len() {
+        if svg[end..].starts_with("<g") {
+            depth += 1;
+        } else if svg[end..].starts_with("</g>") {
+            depth -= 1;
+            if depth == 0 {
+                end += "</g>".len();
+                break;
+            }
+        }
+        end += svg[end..].chars().next().map_or(1, char::len_utf8);
+    }
+    let cut = format!("{}{}", &svg[..start], &svg[end..]);
+    assert!(problems(&cut)
         .iter()
-        .any(|p| p.contains("no series drawn in its style")));
+        .any(|p| p.contains("legend entry `m4`") && p.contains("no series drawn in its style")));
     let _ = std::fs::remove_dir_all(&dir);
 }

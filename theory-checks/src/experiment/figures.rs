@@ -157,6 +157,33 @@ fn layout(fig: &MergedFigure, e: &Experiment) -> Layout {
         xs.first().copied().unwrap_or(f64::INFINITY),
         xs.last().copied().unwrap_or(f64::NEG_INFINITY),
     );
+    // A partial sweep with points at one x only: the axis spans the experiment's own axis
+    // values, so that it keeps its ticks and shows where the missing points will go.
+    let planned: Vec<f64> = e
+        .axis
+        .as_ref()
+        .map(|a| {
+            a.values
+                .iter()
+                .filter_map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+                .filter(|x| x.is_finite() && (!fig.log_x || *x > 0.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let widen = xs.len() < 2 && planned.len() >= 2 && fig.x_label != "round";
+    let xs = if widen {
+        let mut all: Vec<f64> = xs.iter().copied().chain(planned).collect();
+        all.sort_by(f64::total_cmp);
+        all.dedup();
+        all
+    } else {
+        xs
+    };
+    let (lx0, lx1) = if widen {
+        (xs[0], xs[xs.len() - 1])
+    } else {
+        (lx0, lx1)
+    };
     let x_keys: Option<Vec<f64>> = (fig.log_x && lx1 / lx0 < 10.0).then_some(xs.clone());
     let trace = fig.x_label == "round";
     let ids = identify(&fig, e);
@@ -177,7 +204,15 @@ fn layout(fig: &MergedFigure, e: &Experiment) -> Layout {
         }
     }
     fig.log_y &= ly1 / ly0 >= 10.0;
-    let ((x0, x1), (y0, y1)) = range(&fig);
+    let ((mut x0, mut x1), (y0, y1)) = range(&fig);
+    if widen {
+        (x0, x1) = if fig.log_x {
+            (lx0 / 1.3, lx1 * 1.3)
+        } else {
+            let w = lx1 - lx0;
+            (lx0 - 0.04 * w, lx1 + 0.04 * w)
+        };
+    }
     let spec = spec(&fig, e);
     let target = spec.and_then(|s| match s.metric {
         Metric::RoundsToTarget | Metric::FloatsToTarget => s.target,

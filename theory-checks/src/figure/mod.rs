@@ -781,6 +781,28 @@ fn render_once(plot: &Plot, below: Option<(usize, i32)>) -> Res<Option<String>> 
 /// A message from plotters or the file system.
 pub fn render(plot: &Plot, path: &Path) -> Res<()> {
     register_fonts();
+    // A series with nothing to draw (no point, no "never reached" arrow: e.g. a variant whose
+    // cells a partial sweep has not reached) is named under the title instead of in the legend.
+    let mut empty: Vec<String> = Vec::new();
+    let mut plot = plot.clone();
+    for panel in &mut plot.panels {
+        panel.series.retain(|s| {
+            let keep = !(s.points.is_empty() && s.never.is_empty());
+            if !keep && !empty.contains(&s.label) {
+                empty.push(s.label.clone());
+            }
+            keep
+        });
+    }
+    if !empty.is_empty() {
+        let line = format!("not drawn (nothing to draw yet): {}", empty.join("; "));
+        plot.note = if plot.note.is_empty() {
+            line
+        } else {
+            format!("{}; {line}", plot.note)
+        };
+    }
+    let plot = &plot;
     let svg = match render_once(plot, None)? {
         Some(svg) => svg,
         None => {
