@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use theory_checks::figure::seg_hits_box;
 
 type Attrs = BTreeMap<String, String>;
 
@@ -138,34 +139,6 @@ fn parse(svg: &str) -> Vec<El> {
         rest = &rest[end..];
     }
     out
-}
-
-fn seg_hits_box(a: (f64, f64), b: (f64, f64), r: (f64, f64, f64, f64)) -> bool {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for (p, q) in [
-        (-dx, a.0 - r.0),
-        (dx, r.2 - a.0),
-        (-dy, a.1 - r.1),
-        (dy, r.3 - a.1),
-    ] {
-        if p == 0.0 {
-            if q < 0.0 {
-                return false;
-            }
-        } else {
-            let t = q / p;
-            if p < 0.0 {
-                t0 = t0.max(t);
-            } else {
-                t1 = t1.min(t);
-            }
-            if t0 > t1 {
-                return false;
-            }
-        }
-    }
-    true
 }
 
 /// A tick label: it has a digit.

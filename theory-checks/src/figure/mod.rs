@@ -213,8 +213,9 @@ struct Geom {
     polygons: Vec<Vec<(f64, f64)>>,
 }
 
-fn seg_hits_box(a: (f64, f64), b: (f64, f64), r: (f64, f64, f64, f64)) -> bool {
-    // Liang–Barsky clipping of the segment against the box.
+/// Whether the segment `a`–`b` meets the box `r = (x0, y0, x1, y1)` (Liang–Barsky clipping);
+/// shared with the figure check, which reads the same geometry back from the SVG.
+pub fn seg_hits_box(a: (f64, f64), b: (f64, f64), r: (f64, f64, f64, f64)) -> bool {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
     for (p, q) in [
