@@ -195,6 +195,15 @@ pub enum FedmixError {
         /// What to change (threshold, size parameter…).
         detail: String,
     },
+    /// `fedmix validate --one-step` for an algorithm whose round is not a function of the
+    /// models broadcast at its start (or whose one step is not implemented).
+    #[error("--one-step is not available for `{algorithm}`: {reason}; validate it by trajectory (without --one-step)")]
+    OneStepUnsupported {
+        /// Algorithm name.
+        algorithm: String,
+        /// Why one round from a given state is not defined for it.
+        reason: String,
+    },
     /// An iterate became non-finite.
     #[error("{phase}: iterate became non-finite at round {round} (divergence)")]
     Divergence {

@@ -150,6 +150,12 @@ struct ValidateArgs {
     /// diagnosis.
     #[arg(long)]
     summary: bool,
+    /// One-step (teacher-forced) mode: run the reference's round t from the candidate's own
+    /// models after round t − 1 (round 1 from the common start) and compare it with the
+    /// candidate's round t, for every round; every failing round is diagnosed on its own.
+    /// Refused (exit 2) for local, one-shot, sr-fca and cfl.
+    #[arg(long)]
+    one_step: bool,
 }
 
 #[derive(Subcommand)]
@@ -578,7 +584,12 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     };
     let what = format!("reference {}", prep.alg.name());
     let progress = watch(&mut prep, what, args.src.quiet);
-    let report = prep.validate(
+    let mode = match args.one_step {
+        true => fedmix::validate::Mode::OneStep,
+        false => fedmix::validate::Mode::Trajectory,
+    };
+    let report = prep.validate_as(
+        mode,
         &ds,
         args.src.seed,
         &fedmix::validate::Candidate {
@@ -602,6 +613,9 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             .map(|(key, v)| format!("{key}={v}"))
             .collect();
         say!("reference: {} with {}", prep.alg.name(), shown.join(" "));
+        if args.one_step {
+            say!("mode: one-step (each round t from the candidate's own models after round t − 1)");
+        }
         // The first round with the largest deviation (NaN counts as the largest).
         let worst = report
             .rounds
@@ -625,6 +639,9 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             );
             if let (Some(t), Some(d)) = (&report.first_failure, &report.diagnosis) {
                 say!("first round beyond tolerance: {t}\n{d}");
+            }
+            if let (true, Some(s)) = (args.one_step, &report.summary) {
+                say!("across rounds: {s}");
             }
             return Ok(report.passed);
         }
@@ -670,6 +687,26 @@ fn validate(args: ValidateArgs) -> Result<bool> {
             );
         }
         match (&report.first_failure, &report.diagnosis) {
+            (Some(_), Some(_)) if args.one_step => {
+                // Every failing round has its own diagnosis: the first in full, the next nine
+                // up to their explanation (all in full in --json).
+                for (i, f) in report.failures.iter().take(10).enumerate() {
+                    let short = f.diagnosis.split_once("): ").map(|(a, _)| format!("{a})"));
+                    match (i, short) {
+                        (0, _) | (_, None) => say!("{}", f.diagnosis),
+                        (_, Some(s)) => say!("{s}"),
+                    }
+                }
+                if report.failures.len() > 10 {
+                    say!(
+                        "… ({} more diagnosed rounds in --json)",
+                        report.failures.len() - 10
+                    );
+                }
+                if let Some(s) = &report.summary {
+                    say!("across rounds: {s}");
+                }
+            }
             (Some(t), Some(d)) => say!("first round beyond tolerance: {t}\n{d}"),
             _ => say!(
                 "all {} rounds within rtol = {:e}, atol = {:e}",

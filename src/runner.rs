@@ -3,16 +3,19 @@
 //! randomness, run on the training federation, and the `summary.json` object. Two front ends
 //! that go through [`Prepared`] give the same bits and the same errors for the same inputs.
 
+use crate::algorithms::one_step::{refusal, round_step};
 use crate::algorithms::registry::{build_with, resolve};
 use crate::engine::contract::{Algorithm, RunOutput};
 use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
+use crate::error::FedmixError;
 use crate::error::Result;
 use crate::io::Dataset;
 use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption};
 use crate::progress::RunProgress;
 use crate::validate::{
-    compare_under, Candidate, Reference, Tolerance, UpdateRule, ValidationReport,
+    compare_one_step, compare_under, Candidate, Mode, Reference, Tolerance, UpdateRule,
+    ValidationReport,
 };
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -204,6 +207,62 @@ impl Prepared {
             labels: (!rec.labels.is_empty()).then_some(&rec.labels[..]),
         };
         compare_under(&self.update_rule(ds), &reference, candidate, tol)
+    }
+
+    /// [`Prepared::validate`] (`Mode::Trajectory`) or [`Prepared::validate_one_step`]
+    /// (`Mode::OneStep`).
+    ///
+    /// # Errors
+    /// As the mode's function.
+    pub fn validate_as(
+        &self,
+        mode: Mode,
+        ds: &Dataset,
+        seed: u64,
+        candidate: &Candidate<'_>,
+        tol: Tolerance,
+    ) -> Result<ValidationReport> {
+        match mode {
+            Mode::Trajectory => self.validate(ds, seed, candidate, tol),
+            Mode::OneStep => self.validate_one_step(ds, seed, candidate, tol),
+        }
+    }
+
+    /// `fedmix validate --one-step`: the reference's round `t` from the candidate's own models
+    /// after round `t − 1` (round 1 from the reference's start), for every round, against the
+    /// candidate's round `t` ([`crate::validate::compare_one_step`]). The reference runs once
+    /// in full first: it fixes the number of rounds and the choices a step needs (IFCA's chosen
+    /// restart, `ifca-official`'s reported run); a step uses the reference's randomness of that
+    /// round (its participants).
+    ///
+    /// # Errors
+    /// [`FedmixError::OneStepUnsupported`] (before anything runs) for the algorithms whose round
+    /// is not a function of the broadcast models; the algorithm's errors; the candidate's shape.
+    pub fn validate_one_step(
+        &self,
+        ds: &Dataset,
+        seed: u64,
+        candidate: &Candidate<'_>,
+        tol: Tolerance,
+    ) -> Result<ValidationReport> {
+        if let Some(reason) = refusal(self.kind) {
+            return Err(FedmixError::OneStepUnsupported {
+                algorithm: self.kind.to_string(),
+                reason: reason.into(),
+            });
+        }
+        let (out, rec) = self.run(ds, seed, true)?;
+        let fed = &ds.train;
+        let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
+        let step = round_step(&self.params, fed, seed, &self.given, sigma, &out)?;
+        compare_one_step(
+            &self.update_rule(ds),
+            &step.start,
+            (rec.iterates.len(), fed.num_clients()),
+            &|t, theta| step.step(fed, t, theta),
+            candidate,
+            tol,
+        )
     }
 
     /// The `summary.json` object of a finished run: algorithm, seed, data, the keys (with the

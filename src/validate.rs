@@ -137,9 +137,33 @@ pub struct RoundReport {
     pub ok: bool,
 }
 
+/// What is compared in each round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// The candidate's models after round `t` against the reference's own run after round `t`
+    /// (informative up to the first divergence).
+    Trajectory,
+    /// The candidate's models after round `t` against the reference's round `t` run from the
+    /// candidate's own models after round `t − 1` (teacher forcing: every round is judged on its
+    /// own, [`compare_one_step`]).
+    OneStep,
+}
+
+/// The diagnosis of one failing round.
+#[derive(Clone, Debug, Serialize)]
+pub struct RoundDiagnosis {
+    /// Round (1-based).
+    pub round: usize,
+    /// What diverged in it ([`diagnose`]).
+    pub diagnosis: String,
+}
+
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct ValidationReport {
+    /// Trajectory or one-step.
+    pub mode: Mode,
     /// Tolerances used.
     pub tolerance: Tolerance,
     /// Per-round reports.
@@ -148,6 +172,12 @@ pub struct ValidationReport {
     pub first_failure: Option<usize>,
     /// What diverged at the first failing round.
     pub diagnosis: Option<String>,
+    /// The diagnosed failing rounds: the first only in trajectory mode (later rounds start from
+    /// models that already differ), every one in one-step mode.
+    pub failures: Vec<RoundDiagnosis>,
+    /// One line across the failing rounds (`None` when every round passed), e.g. "rounds 1–20
+    /// all differ by the factor 2.000 in the step: a step twice the reference's".
+    pub summary: Option<String>,
     /// All rounds within tolerance.
     pub passed: bool,
 }
@@ -292,46 +322,12 @@ pub fn compare_under(
             candidate_shape.get(1).copied().unwrap_or(0),
         ),
     };
-    let expect = [reference.len(), k, d];
-    if candidate_shape.len() == 3
-        && candidate_shape[1..] == expect[1..]
-        && !reference.is_empty()
-        && candidate_shape[0] != expect[0]
-    {
-        return Err(FedmixError::RoundsMismatch {
-            candidate: candidate_shape[0],
-            reference: expect[0],
-        });
-    }
-    if candidate_shape != expect || candidate.len() != expect.iter().product::<usize>() {
-        return Err(FedmixError::DimensionMismatch {
-            what: format!("candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d)"),
-            expected: expect.iter().product(),
-            found: candidate_shape.iter().product(),
-        });
-    }
-    // `rounds × K_max × d` C order = one column-major `d × K_max` matrix per round.
-    let cand: Vec<DMatrix<f64>> = match k * d {
-        0 => vec![DMatrix::zeros(d, k); reference.len()],
-        kd => candidate
-            .chunks_exact(kd)
-            .map(|c| DMatrix::from_column_slice(d, k, c))
-            .collect(),
-    };
+    let cand = candidate_models(candidate, candidate_shape, [reference.len(), k, d])?;
     let labels = match (reference_labels, candidate_labels) {
         (Some(r), Some((c, shape))) => {
             let m = r.first().map_or(0, Vec::len);
-            if shape != [reference.len(), m] || c.len() != reference.len() * m {
-                return Err(FedmixError::DimensionMismatch {
-                    what: format!(
-                        "candidate labels shape {shape:?} vs reference [{}, {m}] (rounds × M)",
-                        reference.len()
-                    ),
-                    expected: reference.len() * m,
-                    found: shape.iter().product(),
-                });
-            }
-            check_label_range(c, m, reference)?;
+            check_label_shape(shape, c.len(), reference.len(), m)?;
+            check_label_range(c, m, |t| reference.get(t).map_or(0, DMatrix::ncols))?;
             Some((r, c, m))
         }
         _ => None,
@@ -351,13 +347,282 @@ pub fn compare_under(
         .collect();
     let first_failure = rounds.iter().find(|r| !r.ok).map(|r| r.round);
     let diagnosis = first_failure.map(|t| diagnose(init, reference, &cand, &rounds[t - 1], rule));
+    let failures: Vec<RoundDiagnosis> = first_failure
+        .zip(diagnosis.clone())
+        .map(|(round, diagnosis)| RoundDiagnosis { round, diagnosis })
+        .into_iter()
+        .collect();
+    let failing: Vec<usize> = rounds.iter().filter(|r| !r.ok).map(|r| r.round).collect();
+    let summary = (!failing.is_empty()).then(|| {
+        format!(
+            "{} beyond tolerance; only round {} is diagnosed (each later round starts from models \
+             that already differ: `--one-step` judges every round on its own)",
+            rounds_text(&failing),
+            failing[0]
+        )
+    });
     Ok(ValidationReport {
+        mode: Mode::Trajectory,
         tolerance: tol,
         passed: first_failure.is_none(),
         rounds,
         first_failure,
         diagnosis,
+        failures,
+        summary,
     })
+}
+
+/// The reference's round `t` (1-based) from the models broadcast at its start: the models after
+/// it and every client's cluster choice.
+pub type StepFn<'a> = &'a dyn Fn(usize, &DMatrix<f64>) -> (DMatrix<f64>, Vec<usize>);
+
+/// One-step (teacher-forced) comparison: for every round `t`, the reference's round `t` run by
+/// `step` from the candidate's own models after round `t − 1` (`start`, the common `θ_0`, for
+/// round 1) against the candidate's models after round `t`, by the tolerance rule of
+/// [`compare_under`]; the labels are compared when the candidate gives them (the reference's
+/// are those its step chose from the candidate's models). Every failing round is diagnosed
+/// (`failures`), and `summary` says what they have in common.
+///
+/// A round whose starting models (the candidate's previous round) hold a NaN or infinite entry
+/// is not run: it fails, and is reported as starting from non-finite models.
+///
+/// # Errors
+/// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate is
+/// not `rounds × k × d` (`k × d` the shape of `start`) or its labels not `rounds × clients`;
+/// [`FedmixError::CandidateLabelOutOfRange`] for a label outside `-1..k`.
+pub fn compare_one_step(
+    rule: &UpdateRule,
+    start: &DMatrix<f64>,
+    (rounds, clients): (usize, usize),
+    step: StepFn<'_>,
+    candidate: &Candidate<'_>,
+    tol: Tolerance,
+) -> Result<ValidationReport> {
+    let (d, k) = start.shape();
+    let cand = candidate_models(candidate.iterates, candidate.shape, [rounds, k, d])?;
+    if let Some((c, shape)) = candidate.labels {
+        check_label_shape(shape, c.len(), rounds, clients)?;
+        check_label_range(c, clients, |_| k)?;
+    }
+    let mut reports = Vec::with_capacity(rounds);
+    let mut failures = Vec::new();
+    let mut causes: Vec<(usize, Cause)> = Vec::new();
+    for t in 0..rounds {
+        let prev = if t == 0 { start } else { &cand[t - 1] };
+        let finite = prev.iter().all(|v| v.is_finite());
+        let (reference, ref_labels) = match finite {
+            true => step(t + 1, prev),
+            false => (DMatrix::from_element(d, k, f64::NAN), Vec::new()),
+        };
+        let disagreements = candidate.labels.filter(|_| finite).map(|(c, _)| {
+            (0..clients)
+                .filter(|&i| ref_labels.get(i).map(|&l| label_i64(l)) != Some(c[t * clients + i]))
+                .collect::<Vec<usize>>()
+        });
+        let r = round_report(t, &reference, &cand[t], disagreements, tol);
+        if !r.ok {
+            let (cause, diagnosis) = match finite {
+                false => (
+                    Cause::StartNotFinite,
+                    format!(
+                        "round {}: the candidate's models after round {t} hold a NaN or infinite \
+                         entry, so there is no step to run from them (round {t} fails on it)",
+                        r.round
+                    ),
+                ),
+                true => diagnose_step(prev, &reference, &cand[t], &r, rule),
+            };
+            causes.push((r.round, cause));
+            failures.push(RoundDiagnosis {
+                round: r.round,
+                diagnosis,
+            });
+        }
+        reports.push(r);
+    }
+    let first_failure = failures.first().map(|f| f.round);
+    Ok(ValidationReport {
+        mode: Mode::OneStep,
+        tolerance: tol,
+        passed: failures.is_empty(),
+        first_failure,
+        diagnosis: failures.first().map(|f| f.diagnosis.clone()),
+        summary: summarize(&causes, rounds),
+        rounds: reports,
+        failures,
+    })
+}
+
+/// What failed a one-step round, for the summary across rounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cause {
+    /// The round started from the candidate's non-finite models.
+    StartNotFinite,
+    /// A NaN, infinite or padding entry.
+    BadEntry,
+    /// Clients chose another cluster from the same models.
+    Labels,
+    /// Same choices, the worst model moved this many times as far as the reference's.
+    Move(f64),
+}
+
+/// One failing round of the one-step comparison, explained: every side started from the
+/// candidate's models `prev`.
+fn diagnose_step(
+    prev: &DMatrix<f64>,
+    reference: &DMatrix<f64>,
+    candidate: &DMatrix<f64>,
+    r: &RoundReport,
+    rule: &UpdateRule,
+) -> (Cause, String) {
+    if let Some(why) = entry_text(r) {
+        return (Cause::BadEntry, why);
+    }
+    if let Some(l) = r.label_disagreements.as_ref().filter(|l| !l.is_empty()) {
+        let text = format!(
+            "round {}: from the candidate's own models after round {}, {} client(s) chose another \
+             cluster than the reference's eq. 8 choice (argmin_j ‖y_i − φ_iθ_j‖², ties → lowest j) \
+             from the same models (clients {}): a tie broken differently or another assignment rule",
+            r.round,
+            r.round - 1,
+            l.len(),
+            clients_text(l)
+        );
+        return (Cause::Labels, text);
+    }
+    let cand = candidate.columns(0, reference.ncols()).clone_owned();
+    let (ratio, text) = move_text(prev, prev, reference, &cand, r, rule);
+    (Cause::Move(ratio), text)
+}
+
+/// One line across the failing rounds of a one-step comparison of `rounds` rounds.
+fn summarize(causes: &[(usize, Cause)], rounds: usize) -> Option<String> {
+    let first = causes.first()?;
+    let same_ratio = |c: &Cause| match (first.1, c) {
+        (Cause::Move(a), Cause::Move(b)) => (b / a - 1.0).abs() <= 1e-3,
+        _ => false,
+    };
+    let all: Vec<usize> = causes.iter().map(|c| c.0).collect();
+    let rest = match rounds - all.len() {
+        0 => String::new(),
+        n => format!("; the other {n} round(s) match"),
+    };
+    if let (Cause::Move(ratio), true) = (first.1, causes.iter().all(|c| same_ratio(&c.1))) {
+        let what = match factor_name(ratio) {
+            Some(name) => format!(": a step {name} the reference's"),
+            None => " (the candidate's move over the reference's)".into(),
+        };
+        let every = if all.len() > 1 { " all" } else { "" };
+        return Some(format!(
+            "{}{every} differ by the factor {ratio:.3} in the step{what}{rest}",
+            rounds_text(&all)
+        ));
+    }
+    type Group = (&'static str, fn(&Cause) -> bool);
+    let groups: [Group; 4] = [
+        ("a different cluster choice from the same models", |c| {
+            matches!(c, Cause::Labels)
+        }),
+        ("a NaN or infinite entry", |c| matches!(c, Cause::BadEntry)),
+        (
+            "a start that is not finite (the candidate's previous round)",
+            |c| matches!(c, Cause::StartNotFinite),
+        ),
+        ("the update (same choices, another move)", |c| {
+            matches!(c, Cause::Move(_))
+        }),
+    ];
+    // Groups in the order of their first round.
+    let mut parts: Vec<(usize, String)> = groups
+        .iter()
+        .filter_map(|(what, is)| {
+            let rs: Vec<usize> = causes.iter().filter(|c| is(&c.1)).map(|c| c.0).collect();
+            let first = *rs.first()?;
+            Some((first, format!("{}: {what}", rounds_text(&rs))))
+        })
+        .collect();
+    parts.sort_by_key(|p| p.0);
+    let parts: Vec<String> = parts.into_iter().map(|p| p.1).collect();
+    Some(format!("{}{rest}", parts.join("; ")))
+}
+
+/// `twice` or `half` for a ratio within 2% of 2 or ½.
+fn factor_name(ratio: f64) -> Option<&'static str> {
+    let near = |x: f64| (ratio / x - 1.0).abs() < 0.02;
+    match (near(2.0), near(0.5)) {
+        (true, _) => Some("twice"),
+        (_, true) => Some("half"),
+        _ => None,
+    }
+}
+
+/// `round 3`, `rounds 1–20`, `rounds 2, 5–7, 9` (consecutive rounds as ranges).
+pub fn rounds_text(rounds: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < rounds.len() {
+        let mut j = i;
+        while j + 1 < rounds.len() && rounds[j + 1] == rounds[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j > i {
+            true => format!("{}–{}", rounds[i], rounds[j]),
+            false => rounds[i].to_string(),
+        });
+        i = j + 1;
+    }
+    let word = if rounds.len() == 1 { "round" } else { "rounds" };
+    format!("{word} {}", parts.join(", "))
+}
+
+/// The candidate's models as one `d × K_max` matrix per round, after checking its shape against
+/// `expect = [rounds, K_max, d]` (another number of rounds is told as such).
+fn candidate_models(
+    candidate: &[f64],
+    candidate_shape: &[usize],
+    expect: [usize; 3],
+) -> Result<Vec<DMatrix<f64>>> {
+    let [rounds, k, d] = expect;
+    if candidate_shape.len() == 3
+        && candidate_shape[1..] == expect[1..]
+        && rounds > 0
+        && candidate_shape[0] != rounds
+    {
+        return Err(FedmixError::RoundsMismatch {
+            candidate: candidate_shape[0],
+            reference: rounds,
+        });
+    }
+    if candidate_shape != expect || candidate.len() != expect.iter().product::<usize>() {
+        return Err(FedmixError::DimensionMismatch {
+            what: format!("candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d)"),
+            expected: expect.iter().product(),
+            found: candidate_shape.iter().product(),
+        });
+    }
+    // `rounds × K_max × d` C order = one column-major `d × K_max` matrix per round.
+    Ok(match k * d {
+        0 => vec![DMatrix::zeros(d, k); rounds],
+        kd => candidate
+            .chunks_exact(kd)
+            .map(|c| DMatrix::from_column_slice(d, k, c))
+            .collect(),
+    })
+}
+
+/// Candidate labels of `shape` (`len` values) are `rounds × m`.
+fn check_label_shape(shape: &[usize], len: usize, rounds: usize, m: usize) -> Result<()> {
+    if shape != [rounds, m] || len != rounds * m {
+        return Err(FedmixError::DimensionMismatch {
+            what: format!(
+                "candidate labels shape {shape:?} vs reference [{rounds}, {m}] (rounds × M)"
+            ),
+            expected: rounds * m,
+            found: shape.iter().product(),
+        });
+    }
+    Ok(())
 }
 
 /// A reference label as the candidate writes it (`-1` for unassigned).
@@ -368,10 +633,11 @@ fn label_i64(l: usize) -> i64 {
     }
 }
 
-/// Every candidate label (`rounds × m`, C order) is `-1` or a model of its round.
-fn check_label_range(labels: &[i64], m: usize, reference: &[DMatrix<f64>]) -> Result<()> {
+/// Every candidate label (`rounds × m`, C order) is `-1` or a model of its round (round `t`,
+/// 0-based, has `models_of(t)` models).
+fn check_label_range(labels: &[i64], m: usize, models_of: impl Fn(usize) -> usize) -> Result<()> {
     for (t, row) in labels.chunks(m.max(1)).enumerate() {
-        let models = reference.get(t).map_or(0, DMatrix::ncols);
+        let models = models_of(t);
         let fits = |l: i64| l == UNASSIGNED_LABEL || usize::try_from(l).is_ok_and(|l| l < models);
         if let Some((client, &label)) = row.iter().enumerate().find(|(_, &l)| !fits(l)) {
             return Err(FedmixError::CandidateLabelOutOfRange {
@@ -478,34 +744,16 @@ pub fn diagnose(
     r: &RoundReport,
     rule: &UpdateRule,
 ) -> String {
-    if let Some(e) = &r.bad_entry {
-        let why = match e {
-            BadEntry::NonFinite {
-                side: Side::Reference,
-                ..
-            } => {
-                "the reference itself is not finite here (a fedmix bug: please report it); no \
-                  comparison can pass"
-            }
-            BadEntry::NonFinite { .. } => {
-                "a NaN or infinite entry fails its round whatever the tolerance (the candidate \
-                 diverged, or did not write this entry)"
-            }
-            BadEntry::BeyondModels { .. } => {
-                "the candidate has more models than the reference in this round"
-            }
-        };
-        return format!("round {}: {}: {why}", r.round, e.describe());
+    if let Some(why) = entry_text(r) {
+        return why;
     }
     if let Some(l) = r.label_disagreements.as_ref().filter(|l| !l.is_empty()) {
-        let shown: Vec<String> = l.iter().take(8).map(usize::to_string).collect();
         return format!(
-            "round {}: {} client(s) chose a different cluster (clients {}{}): the assignment step differs \
+            "round {}: {} client(s) chose a different cluster (clients {}): the assignment step differs \
              (eq. 8: argmin_j ‖y_i − φ_iθ_j‖², ties → lowest j) or the models broadcast in this round already differed",
             r.round,
             l.len(),
-            shown.join(", "),
-            if l.len() > 8 { ", …" } else { "" }
+            clients_text(l),
         );
     }
     let t = r.round - 1;
@@ -536,8 +784,6 @@ pub fn diagnose(
             prev_ref.ncols()
         );
     }
-    let moved_ref = (reference[t].column(j) - prev_ref.column(j)).norm();
-    let moved_cand = (candidate[t].column(j) - prev_cand.column(j)).norm();
     let start_gap = (&prev_ref - &prev_cand).amax();
     if start_gap > 0.0 && t > 0 {
         return format!(
@@ -546,18 +792,67 @@ pub fn diagnose(
             r.round, r.max_abs_deviation
         );
     }
+    move_text(&prev_ref, &prev_cand, &reference[t], &candidate[t], r, rule).1
+}
+
+/// A failing round's bad entry, explained (`None` without one).
+fn entry_text(r: &RoundReport) -> Option<String> {
+    let e = r.bad_entry.as_ref()?;
+    let why = match e {
+        BadEntry::NonFinite {
+            side: Side::Reference,
+            ..
+        } => {
+            "the reference itself is not finite here (a fedmix bug: please report it); no \
+              comparison can pass"
+        }
+        BadEntry::NonFinite { .. } => {
+            "a NaN or infinite entry fails its round whatever the tolerance (the candidate \
+             diverged, or did not write this entry)"
+        }
+        BadEntry::BeyondModels { .. } => {
+            "the candidate has more models than the reference in this round"
+        }
+    };
+    Some(format!("round {}: {}: {why}", r.round, e.describe()))
+}
+
+/// The first eight clients of `l`, then `…`.
+fn clients_text(l: &[usize]) -> String {
+    let shown: Vec<String> = l.iter().take(8).map(usize::to_string).collect();
+    format!(
+        "{}{}",
+        shown.join(", "),
+        if l.len() > 8 { ", …" } else { "" }
+    )
+}
+
+/// How far the worst model moved on each side from its start of the round, their ratio
+/// (candidate / reference; `inf` when the reference did not move) and the sentence saying so.
+fn move_text(
+    prev_ref: &DMatrix<f64>,
+    prev_cand: &DMatrix<f64>,
+    reference: &DMatrix<f64>,
+    candidate: &DMatrix<f64>,
+    r: &RoundReport,
+    rule: &UpdateRule,
+) -> (f64, String) {
+    let j = r.worst_model;
+    let moved_ref = (reference.column(j) - prev_ref.column(j)).norm();
+    let moved_cand = (candidate.column(j) - prev_cand.column(j)).norm();
     let ratio = if moved_ref > 0.0 {
         moved_cand / moved_ref
     } else {
         f64::INFINITY
     };
-    format!(
+    let text = format!(
         "round {}: every client chose the same cluster, but model {j} moved by {moved_cand:.6e} in the candidate \
          vs {moved_ref:.6e} in the reference (ratio {ratio:.4}): {}{}",
         r.round,
         factor_hint(ratio),
         rule.explain()
-    )
+    );
+    (ratio, text)
 }
 
 /// A ratio of moves that is a telling constant.
@@ -795,6 +1090,67 @@ mod tests {
             tol,
         );
         assert!(wrong_shape.is_err());
+    }
+
+    /// One-step mode judges each round from the candidate's own previous models: a wrong
+    /// round fails alone (the next, computed correctly from it, passes), a NaN fails its round
+    /// and the next is reported as starting from non-finite models.
+    #[test]
+    fn one_step_judges_each_round_from_the_candidates_models() {
+        let halve = |_: usize, th: &DMatrix<f64>| (th * 0.5, vec![0usize; 2]);
+        let start = DMatrix::from_column_slice(2, 1, &[1.0, 2.0]);
+        let flat = [
+            0.5,
+            1.0,
+            0.3,
+            0.5,
+            0.15,
+            0.25,
+            f64::NAN,
+            0.0,
+            1.0,
+            1.0,
+            0.5,
+            0.5,
+        ];
+        let labels = [0i64; 12];
+        let cand = Candidate {
+            iterates: &flat,
+            shape: &[6, 1, 2],
+            labels: Some((&labels, &[6, 2])),
+        };
+        let rep =
+            compare_one_step(&UpdateRule::Other, &start, (6, 2), &halve, &cand, tight()).unwrap();
+        let failing: Vec<usize> = rep.failures.iter().map(|f| f.round).collect();
+        assert_eq!(failing, vec![2, 4, 5]);
+        assert_eq!(rep.mode, Mode::OneStep);
+        assert!(
+            rep.failures[2].diagnosis.contains("no step to run"),
+            "{:?}",
+            rep.failures
+        );
+        let summary = rep.summary.unwrap();
+        assert_eq!(
+            summary,
+            "round 2: the update (same choices, another move); round 4: a NaN or infinite \
+             entry; round 5: a start that is not finite (the candidate's previous round); the \
+             other 3 round(s) match"
+        );
+        // Another number of rounds or a label out of range: typed errors.
+        let short = Candidate {
+            iterates: &flat[..4],
+            shape: &[2, 1, 2],
+            labels: None,
+        };
+        assert!(matches!(
+            compare_one_step(&UpdateRule::Other, &start, (6, 2), &halve, &short, tight()),
+            Err(FedmixError::RoundsMismatch {
+                candidate: 2,
+                reference: 6
+            })
+        ));
+        assert_eq!(rounds_text(&[2, 5, 6, 7, 9]), "rounds 2, 5–7, 9");
+        assert_eq!(rounds_text(&[3]), "round 3");
     }
 
     fn tight() -> Tolerance {

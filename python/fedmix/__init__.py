@@ -642,6 +642,9 @@ class Report:
       ``label_disagreements``: per round, the number of clients whose choice differs (``-1``
       when labels were not compared); ``disagreeing_clients``: their ids per round;
       ``ok``: per round, within tolerance;
+    - ``mode``: ``"trajectory"`` or ``"one-step"``; ``failures``: ``[(round, diagnosis), …]``
+      for the diagnosed failing rounds (the first only in trajectory mode, every one in one-step
+      mode); ``summary``: one line across the failing rounds, or ``None`` when all passed;
     - ``rtol``, ``atol``; ``reference``: the reference algorithm's name;
       ``reference_params``: the keys it read with the values it ran with (``eta`` resolved);
     - ``raw``: the JSON report as a dict.
@@ -664,6 +667,9 @@ class Report:
     atol: float
     reference: str
     reference_params: Dict[str, Any]
+    mode: str
+    failures: List[Tuple[int, str]]
+    summary: Optional[str]
     raw: Dict[str, Any] = field(repr=False)
 
     def __bool__(self) -> bool:
@@ -680,6 +686,7 @@ def validate(
     init: Optional[Any] = None,
     rtol: float = 1e-9,
     atol: float = 0.0,
+    mode: str = "trajectory",
     **params: Any,
 ) -> Report:
     """Compare another implementation's trajectory with the reference: ``fedmix validate``.
@@ -702,7 +709,16 @@ def validate(
     ``fedmix validate --labels``. ``seed`` is an int (``TypeError`` for a float or a bool). A
     candidate with another number of rounds than the reference raises :class:`FedmixError`
     (pass ``rounds=…``), as does a wrong shape or a bad key.
+
+    ``mode="one-step"`` (``fedmix validate --one-step``): round ``t`` of the reference is run from
+    the candidate's own models after round ``t − 1`` (round 1 from the common start) and compared
+    with the candidate's round ``t``, for every round, so a tie broken differently fails only its
+    round and a wrong step fails every round with the same diagnosis (``failures``, ``summary``).
+    Refused (:class:`FedmixError`) for ``local``, ``one-shot``, ``sr-fca`` and ``cfl``.
     """
+    mode = _name("mode", mode)
+    if mode not in ("trajectory", "one-step"):
+        raise _error("InvalidParameter", f"parameter `mode` = {mode!r} is invalid: must be \"trajectory\" or \"one-step\"")
     res = _native.validate(
         _name("algorithm", algorithm),
         _federation(federation),
@@ -713,6 +729,7 @@ def validate(
         _tolerance("rtol", rtol),
         _tolerance("atol", atol),
         _sets(params, data=False),
+        mode,
     )
     rep = json.loads(res["report_json"])
     rounds = rep["rounds"]
@@ -736,6 +753,9 @@ def validate(
         atol=float(rep["tolerance"]["atol"]),
         reference=res["reference"],
         reference_params={k: v for k, v in json.loads(res["reference_params_json"])},
+        mode=rep["mode"],
+        failures=[(int(f["round"]), f["diagnosis"]) for f in rep["failures"]],
+        summary=rep["summary"],
         raw=rep,
     )
 

@@ -50,4 +50,5 @@ def validate(
     rtol: float,
     atol: float,
     sets: List[Tuple[str, str]],
+    mode: str,
 ) -> Dict[str, Any]: ...

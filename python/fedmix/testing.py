@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import fedmix
 
-__all__ = ["assert_matches_reference"]
+__all__ = ["assert_matches_reference", "assert_each_step_matches_reference"]
 
 
 def assert_matches_reference(
@@ -28,9 +28,12 @@ def assert_matches_reference(
     seed: int = 0,
     rtol: float = 1e-9,
     atol: float = 0.0,
+    mode: str = "trajectory",
     **params: Any,
 ) -> None:
     """Assert that a trajectory matches the fedmix reference round by round.
+
+    ``mode="one-step"``: as :func:`assert_each_step_matches_reference`.
 
     ``iterates``: ``rounds × k × d`` (the models after each round, ``θ_0`` excluded);
     ``labels``: ``rounds × M`` (each client's cluster choice in each round) or ``None``.
@@ -55,10 +58,13 @@ def assert_matches_reference(
         init=init,
         rtol=rtol,
         atol=atol,
+        mode=mode,
         **params,
     )
     if rep.passed:
         return
+    if rep.mode == "one-step":
+        raise AssertionError(_one_step_text(rep, rtol, atol))
     t = rep.first_failure
     assert t is not None
     i = t - 1
@@ -88,4 +94,58 @@ def _entry_text(e: Any) -> str:
     return (
         f"candidate model {e['model']}, coordinate {e['coordinate']} is {e['value']}, but the "
         f"reference has {e['models']} model(s) in this round (must be NaN padding)"
+    )
+
+
+def assert_each_step_matches_reference(
+    iterates: Any,
+    labels: Optional[Any],
+    federation: "fedmix.Federation",
+    algorithm: str,
+    *,
+    init: Optional[Any],
+    seed: int = 0,
+    rtol: float = 1e-9,
+    atol: float = 0.0,
+    **params: Any,
+) -> None:
+    """Assert that every round of a trajectory is the reference's round from the candidate's
+    own previous models (one-step, teacher-forced: :func:`fedmix.validate` with
+    ``mode="one-step"``).
+
+    Round ``t`` of the reference runs from the candidate's models after round ``t − 1`` (round 1
+    from ``init``, or the reference's own start) and must match the candidate's round ``t`` under
+    the tolerance rule of :func:`assert_matches_reference`. Unlike it, every failing round is
+    judged on its own: a tie broken differently fails only its round, a wrong step every round.
+    Raises ``AssertionError`` listing the failing rounds, each with its diagnosis (the first
+    ten), and what they have in common; :class:`fedmix.FedmixError` for bad input or an
+    algorithm without a one-step round (``local``, ``one-shot``, ``sr-fca``, ``cfl``).
+    """
+    assert_matches_reference(
+        iterates,
+        labels,
+        federation,
+        algorithm,
+        init=init,
+        seed=seed,
+        rtol=rtol,
+        atol=atol,
+        mode="one-step",
+        **params,
+    )
+
+
+def _one_step_text(rep: "fedmix.Report", rtol: float, atol: float) -> str:
+    """The failure message of a one-step report: the summary, then each failing round."""
+    shown = [f"  {d}" for _, d in rep.failures[:10]]
+    more = len(rep.failures) - len(shown)
+    if more > 0:
+        shown.append(f"  … and {more} more failing round(s)")
+    return (
+        f"one-step comparison with the fedmix reference ({rep.reference}): "
+        f"{len(rep.failures)} of {len(rep.rounds)} round(s) differ\n"
+        f" across rounds: {rep.summary}\n"
+        + "\n".join(shown)
+        + f"\n tolerance: rtol={rtol!r}, atol={atol!r}\n reference keys: "
+        + " ".join(f"{k}={v}" for k, v in rep.reference_params.items())
     )

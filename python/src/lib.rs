@@ -554,7 +554,7 @@ fn run<'py>(
 /// dict: `report_json` (the `--json` report), `reference` (the algorithm's name),
 /// `reference_params_json` (the resolved keys, `[[key, value], …]`).
 #[pyfunction]
-#[pyo3(signature = (algorithm, federation, iterates, labels, seed, init, rtol, atol, sets))]
+#[pyo3(signature = (algorithm, federation, iterates, labels, seed, init, rtol, atol, sets, mode))]
 #[allow(clippy::too_many_arguments)]
 fn validate<'py>(
     py: Python<'py>,
@@ -567,6 +567,7 @@ fn validate<'py>(
     rtol: f64,
     atol: f64,
     sets: Vec<(String, String)>,
+    mode: String,
 ) -> PyResult<Bound<'py, PyDict>> {
     use fedmix::validate::Candidate;
     let init = init.as_ref().map(flat);
@@ -579,6 +580,18 @@ fn validate<'py>(
                 // The order of `fedmix validate`: tolerances, the reference, the candidate's
                 // iterates, its labels, the run, the comparison.
                 let tol = fedmix::runner::tolerance(rtol, atol)?;
+                let mode = match mode.as_str() {
+                    "trajectory" => fedmix::validate::Mode::Trajectory,
+                    "one-step" => fedmix::validate::Mode::OneStep,
+                    other => {
+                        return Err(fedmix::error::FedmixError::invalid(
+                            "mode",
+                            other,
+                            "must be \"trajectory\" or \"one-step\"",
+                        )
+                        .into())
+                    }
+                };
                 let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
                 check_shape(ITERATES_SOURCE, &shape, &[None, None, Some(ds.train.d())])?;
                 let cand_labels = match cand_labels {
@@ -588,7 +601,8 @@ fn validate<'py>(
                     }
                     None => None,
                 };
-                let report = prep.validate(
+                let report = prep.validate_as(
+                    mode,
                     ds,
                     seed,
                     &Candidate {

@@ -23,6 +23,7 @@ pub mod kmeans;
 pub mod lemma1;
 pub mod local;
 pub mod one_shot;
+pub mod one_step;
 pub mod oracle_labels;
 pub mod orthogonal_iteration;
 pub mod registry;
