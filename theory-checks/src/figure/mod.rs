@@ -408,6 +408,9 @@ fn dash_attrs(d: Dash) -> Vec<(&'static str, String)> {
         .unwrap_or_default()
 }
 
+/// Half-width in pixels of the stub that draws a one-point series' line style.
+const STUB: i32 = 14;
+
 /// Draw a panel's series on `chart`; returns its pixel geometry.
 fn draw_series<DB, CT>(
     chart: &mut ChartContext<'_, DB, CT>,
@@ -495,6 +498,20 @@ where
                     (f64::from(w[1].0), f64::from(w[1].1)),
                 ));
             }
+        } else if s.line && pix.len() == 1 {
+            // A single point has no line to show its style: a short horizontal stub through it,
+            // drawn in the line's dash, keeps two one-point series of one colour apart (as the
+            // legend's sample draws them).
+            let (x, y) = pix[0];
+            let stub = [(x - STUB, y), (x + STUB, y)];
+            g.open(root, "line", &dash_attrs(s.style.dash))?;
+            root.draw(&PathElement::new(stub.to_vec(), color.stroke_width(2)))
+                .map_err(e)?;
+            g.close(root)?;
+            geom.segments.push((
+                (f64::from(stub[0].0), f64::from(y)),
+                (f64::from(stub[1].0), f64::from(y)),
+            ));
         }
         g.open(root, "marks", &[])?;
         if let Some(m) = s.style.marker {
