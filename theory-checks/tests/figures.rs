@@ -576,3 +576,57 @@ fn the_checker_rejects_defects_drawn_by_the_renderer() {
         .any(|p| p.contains("legend entry `m4`") && p.contains("no series drawn in its style")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The paper's figures that the report mirrors: SXY22 Figs. 1–3 (App. C, both panels) and
+/// IFCA Fig. 3 (a)–(d). Each of our figures for them describes the paper's figure (set beside
+/// ours in the report) and is declared on the paper's axis scales wherever the paper shows one.
+#[test]
+fn every_mirrored_paper_figure_is_described_and_on_its_scales() {
+    use theory_checks::experiment::Experiment;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments");
+    let mirrored: &[(&str, &[&str])] = &[
+        ("sxy22-fig1", &["left", "right"]),
+        ("sxy22-fig2", &["left", "right"]),
+        ("sxy22-fig3", &["left", "right"]),
+        ("ifca-fig3a", &["success"]),
+        ("ifca-fig3b", &["success"]),
+        ("ifca-fig3c", &["success"]),
+        ("ifca-fig3d", &["success"]),
+        ("ifca-fig3b-two-phase", &["success"]),
+        ("ifca-fig3d-two-phase", &["success"]),
+    ];
+    let mut problems = Vec::new();
+    for (name, figs) in mirrored {
+        let e = Experiment::from_file(&dir.join(format!("{name}.toml"))).expect("experiment");
+        for fig in *figs {
+            let f = e
+                .figures
+                .iter()
+                .find(|f| f.name == *fig)
+                .unwrap_or_else(|| panic!("{name}: no figure {fig}"));
+            let Some(p) = &f.paper else {
+                problems.push(format!(
+                    "{name}-{fig}: no description of the paper's figure"
+                ));
+                continue;
+            };
+            let ours_x = match (&e.axis, f.kind) {
+                (Some(a), theory_checks::experiment::FigureKind::Sweep) => a.log,
+                _ => false,
+            };
+            if p.log_x.is_some_and(|l| l != ours_x) {
+                problems.push(format!("{name}-{fig}: x scale differs from the paper's"));
+            }
+            if p.log_y.is_some_and(|l| l != f.log_y) {
+                problems.push(format!("{name}-{fig}: y scale differs from the paper's"));
+            }
+            if [&p.figure, &p.x, &p.y, &p.curves, &p.source]
+                .iter()
+                .any(|s| s.trim().is_empty())
+            {
+                problems.push(format!("{name}-{fig}: an empty field in the description"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

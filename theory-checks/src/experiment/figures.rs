@@ -523,6 +523,103 @@ pub fn caption(fig: &MergedFigure, e: &Experiment) -> String {
     layout(fig, e).notes.join(" ")
 }
 
+/// An axis as drawn: its quantity, its scale, and the extent of the data on it.
+fn drawn_axis(label: &str, log: bool, values: impl Iterator<Item = f64>) -> String {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let scale = if log { "log" } else { "linear" };
+    if lo <= hi {
+        format!(
+            "{label}; {scale}; data from {} to {}",
+            crate::figure::tick(lo),
+            crate::figure::tick(hi)
+        )
+    } else {
+        format!("{label}; {scale}; no data yet")
+    }
+}
+
+/// Where the drawn figure's axis scales differ from the paper's (where the paper shows one).
+pub fn scale_differences(fig: &MergedFigure, e: &Experiment) -> Vec<String> {
+    let Some(paper) = spec(fig, e).and_then(|s| s.paper.as_ref()) else {
+        return Vec::new();
+    };
+    let plot = layout(fig, e).plot;
+    let mut out = Vec::new();
+    for (axis, theirs, ours) in [
+        ("x", paper.log_x, plot.x.log),
+        ("y", paper.log_y, plot.y.log),
+    ] {
+        if let Some(t) = theirs {
+            if t != ours {
+                let name = |l: bool| if l { "log" } else { "linear" };
+                out.push(format!(
+                    "{axis} axis: the paper's is {}, ours is {}",
+                    name(t),
+                    name(ours)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The paper's figure beside ours, as a markdown table (none when the spec describes none).
+pub fn beside_paper(fig: &MergedFigure, e: &Experiment) -> Option<String> {
+    let paper = spec(fig, e)?.paper.as_ref()?;
+    let plot = layout(fig, e).plot;
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let ours_curves = fig
+        .lines
+        .iter()
+        .map(|l| l.label.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut md = format!(
+        "| | the paper: {} | ours |\n|---|---|---|\n",
+        cell(&paper.figure)
+    );
+    md.push_str(&format!(
+        "| x axis | {} | {} |\n",
+        cell(&paper.x),
+        cell(&drawn_axis(
+            &fig.x_label,
+            plot.x.log,
+            fig.lines.iter().flat_map(|l| l.points.iter().map(|p| p.x))
+        ))
+    ));
+    md.push_str(&format!(
+        "| y axis | {} | {} |\n",
+        cell(&paper.y),
+        cell(&drawn_axis(
+            &fig.y_label,
+            plot.y.log,
+            fig.lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.median))
+        ))
+    ));
+    md.push_str(&format!(
+        "| curves | {} | {} |\n",
+        cell(&paper.curves),
+        cell(&ours_curves)
+    ));
+    let diff = scale_differences(fig, e);
+    md.push_str(&format!(
+        "\nThe paper's figure as described by {}. {}\n",
+        paper.source,
+        if diff.is_empty() {
+            "Axis scales: the same as the paper's where it shows them.".to_string()
+        } else {
+            format!("Axis scales differ: {}.", diff.join("; "))
+        }
+    ));
+    Some(md)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

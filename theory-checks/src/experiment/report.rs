@@ -382,12 +382,15 @@ pub fn report(
         }
         for f in &m.figures {
             md.push_str(&format!(
-                "![{}]({figures_rel}/{}.svg)\n\n*{}*\n\n{}\n",
+                "![{}]({figures_rel}/{}.svg)\n\n*{}*\n\n",
                 f.name,
                 f.name,
                 super::figures::caption(f, e),
-                table(f)
             ));
+            if let Some(beside) = super::figures::beside_paper(f, e) {
+                md.push_str(&format!("{beside}\n"));
+            }
+            md.push_str(&format!("{}\n", table(f)));
         }
         if !e.discussion.is_empty() {
             md.push_str(&format!("**What we observe.** {}\n", e.discussion));

@@ -182,6 +182,33 @@ pub struct FigureSpec {
     /// Success rule offset (default 0).
     #[serde(default)]
     pub success_offset: f64,
+    /// The paper's figure this one mirrors, described in words (its image is not ours to
+    /// copy); the report sets it beside ours.
+    #[serde(default)]
+    pub paper: Option<PaperFigure>,
+}
+
+/// A paper's figure as its text shows it: the caption, the surrounding text, the tick labels
+/// its PDF's text layer keeps, and the authors' plotting code where they released one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperFigure {
+    /// Which figure and panel, e.g. "SXY22 Fig. 1, left panel".
+    pub figure: String,
+    /// Its x axis: quantity, scale and range, as far as the source shows them.
+    pub x: String,
+    /// Its y axis.
+    pub y: String,
+    /// Whether its x axis is logarithmic (absent: the source does not show it).
+    #[serde(default)]
+    pub log_x: Option<bool>,
+    /// Whether its y axis is logarithmic (absent: the source does not show it).
+    #[serde(default)]
+    pub log_y: Option<bool>,
+    /// Its curves and what they do.
+    pub curves: String,
+    /// Where this description comes from.
+    pub source: String,
 }
 
 fn default_factor() -> f64 {
