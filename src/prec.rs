@@ -16,12 +16,6 @@ pub fn rounding(n: usize, scale: f64) -> f64 {
     8.0 * EPS * (n.max(1) as f64) * scale
 }
 
-/// Relative difference `|a − b| / max(|a|, |b|, tiny)`.
-pub fn rel_diff(a: f64, b: f64) -> f64 {
-    let denom = a.abs().max(b.abs()).max(f64::MIN_POSITIVE);
-    (a - b).abs() / denom
-}
-
 /// Tolerance of `max|Q₀ᵀQ₀ − I|` for a supplied start `Q₀` of the federated orthogonal
 /// iteration (`--q0`): loose enough for any float64 QR (≈ 1e-15), tight enough to reject a
 /// non-orthonormal or transposed frame.

@@ -23,7 +23,7 @@ use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::{LocalSolver, Phase2Params};
+use crate::params::LocalSolver;
 use crate::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
@@ -86,25 +86,6 @@ pub fn gradient_step(
     let out = single(fed, rep);
     let chosen = out.chosen();
     apply_sums(theta, &(out.sums * (-step * grad_scale / divisor)), &chosen)
-}
-
-/// Option II's PS update: each client of `part` runs the local solver from `θ_{labels[i]}`; each
-/// model becomes the plain average of the models returned for it (IFCA Algorithm 2 line 15),
-/// computed as `θ_j + (1/|S_j|) Σ_{i∈S_j} (θ̃_i − θ_j)`.
-pub fn model_average_step(
-    fed: &Federation,
-    theta: &DMatrix<f64>,
-    part: &[usize],
-    labels: &[usize],
-    local: &Phase2Params,
-    prox: Option<&[ProxFactor]>,
-) -> DMatrix<f64> {
-    let mask = mask_of(part, fed.num_clients());
-    let rep = Replicate::new(theta, Contribution::Local(local, prox), Weight::One)
-        .fixed(Some(labels))
-        .taking_part(Some(&mask));
-    let out = single(fed, rep);
-    average_sums(theta, out.sums, &out.counts)
 }
 
 /// `θ_j + sums_j / counts_j` for every model with `counts_j > 0`; the others are kept bit for
