@@ -51,8 +51,8 @@ fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Runs `fedmix validate --json` on the case in `dir` (one mode) and returns the report.
-fn validate(dir: &Path, data: &Path, args: &[String], one_step: bool) -> serde_json::Value {
+/// Runs `fedmix validate --json` on the case in `dir` (one mode): exit code and stdout, stderr.
+fn run(dir: &Path, data: &Path, args: &[String], one_step: bool) -> (Option<i32>, Vec<u8>, String) {
     // File arguments in case.json are relative to its directory.
     let args: Vec<String> = args
         .iter()
@@ -73,15 +73,21 @@ fn validate(dir: &Path, data: &Path, args: &[String], one_step: bool) -> serde_j
         cmd.arg("--one-step");
     }
     let out = cmd.output().expect("run fedmix validate");
-    let code = out.status.code();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), out.stdout, stderr)
+}
+
+/// Runs `fedmix validate --json` on the case in `dir` (one mode) and returns the report.
+fn validate(dir: &Path, data: &Path, args: &[String], one_step: bool) -> serde_json::Value {
+    let (code, stdout, stderr) = run(dir, data, args, one_step);
     assert!(
         code == Some(0) || code == Some(1),
         "{}: validate exited {code:?}: {}",
         dir.display(),
-        String::from_utf8_lossy(&out.stderr)
+        stderr
     );
     let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("validate --json prints one JSON object");
+        serde_json::from_slice(&stdout).expect("validate --json prints one JSON object");
     assert_eq!(
         report["passed"].as_bool(),
         Some(code == Some(0)),
@@ -123,7 +129,9 @@ fn recorded_case_study_verdicts_hold_in_both_modes() {
         for (mode, one_step) in [("trajectory", false), ("one-step", true)] {
             let expected = &spec["expected"][mode];
             if expected["refused"].as_bool() == Some(true) {
-                continue; // checked by `refused_modes_stay_refused`
+                let code = run(dir, &scratch.0, &strings(&spec["validate"]), one_step).0;
+                assert_eq!(code, Some(2), "{} ({mode}): still refused", dir.display());
+                continue;
             }
             let report = validate(dir, &scratch.0, &strings(&spec["validate"]), one_step);
             let want: Vec<u64> = expected["failing_rounds"]
