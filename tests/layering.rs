@@ -352,6 +352,22 @@ fn imports_follow_the_layer_order_and_have_no_cycle() {
     println!("0 back-edges, 0 cycles");
 }
 
+/// `docs/ARCHITECTURE.md` states the tree as it is: its "Today: N files, E file-level edges"
+/// line equals what this test reads from `src/`.
+#[test]
+fn the_architecture_doc_states_the_current_tree() {
+    let files = sources();
+    let e = edges(&files);
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md"))
+            .expect("docs/ARCHITECTURE.md");
+    let want = format!("Today: {} files, {} file-level edges", files.len(), e.len());
+    assert!(
+        doc.contains(&want),
+        "docs/ARCHITECTURE.md must say \"{want}\" (the tree changed: update its count)"
+    );
+}
+
 #[test]
 fn a_planted_back_edge_and_a_planted_cycle_are_caught() {
     // The metrics (measures layer) importing an algorithm: a back-edge.

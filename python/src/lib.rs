@@ -2,7 +2,7 @@
 //!
 //! Every entry point goes through the library exactly as the `fedmix` CLI does
 //! ([`fedmix::runner::prepare`], [`fedmix::runner::Prepared::run`], [`fedmix::runner::Prepared::summary`],
-//! [`fedmix::validate::compare`]), so the same inputs give the same bits and the same error
+//! [`fedmix::runner::Prepared::validate_as`]), so the same inputs give the same bits and the same error
 //! messages (the `Display` of [`CoreError`], which the CLI prints after `error: `). The pure
 //! Python layer (`python/fedmix/`) turns the plain values returned here into its classes.
 //!

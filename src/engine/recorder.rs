@@ -1,5 +1,6 @@
-//! Run records: the per-round trace, the communication ledger, and the [`crate::engine::contract::Algorithm`] trait
-//! that is the single boundary between the shared machinery and the algorithms.
+//! Run records: the per-round trace and the communication ledger that every algorithm writes
+//! through (the boundary between the shared machinery and the algorithms is the
+//! [`crate::engine::contract::Algorithm`] trait, in `contract`).
 
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
