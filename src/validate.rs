@@ -854,13 +854,13 @@ pub fn diagnose(
 /// A failing round's bad entry, explained (`None` without one).
 fn entry_text(r: &RoundReport) -> Option<String> {
     if r.candidate_models != r.models {
-        let entry = r
-            .bad_entry
-            .as_ref()
-            .map_or(String::new(), |e| format!(" ({})", e.describe()));
+        let entry = r.bad_entry.as_ref().map_or(String::new(), |e| {
+            let (j, c) = e.at();
+            format!(" (first entry that differs in kind: model {j}, coordinate {c})")
+        });
         return Some(format!(
             "round {}: the candidate has {} model(s), the reference {}{entry}: it clusters \
-             differently (a slot after a round's last model must be NaN padding)",
+             differently (the slots after a round's last model must be NaN padding)",
             r.round, r.candidate_models, r.models
         ));
     }
