@@ -69,10 +69,12 @@ pub enum FedmixError {
         /// The value found.
         value: f64,
     },
-    /// A candidate label that is neither a model of its round nor `-1` (unassigned).
+    /// A candidate label that is neither `-1` (unassigned) nor a model slot of its round (the
+    /// reference's models or the candidate's model axis, whichever is larger).
     #[error(
         "candidate labels: client {client} in round {round} has label {label}, but the reference \
-         has {models} model(s) in that round (valid: 0..{models}, or -1 for unassigned)"
+         has {models} model(s) in that round and the candidate's iterates {slots} model slot(s) \
+         (valid: 0..{}, or -1 for unassigned)", (*.models).max(*.slots)
     )]
     CandidateLabelOutOfRange {
         /// Round (1-based).
@@ -83,6 +85,8 @@ pub enum FedmixError {
         label: i64,
         /// Models of the reference in that round.
         models: usize,
+        /// Model slots of the candidate's iterates (its model axis).
+        slots: usize,
     },
     /// A parameter value is outside its valid range.
     #[error("parameter `{name}` = {value} is invalid: {reason}")]

@@ -18,6 +18,14 @@
 //! K_max` models leaves slots `k_t..K_max` as padding, NaN, exactly as `iterates.npy` is written
 //! by `fedmix run --save-iterates`; a padding slot holding anything but NaN is a model the
 //! reference does not have, and fails the round.
+//!
+//! Decision (a candidate with another number of clusters): the candidate's model axis `K_c` may
+//! differ from `K_max`. Its round `t` has as many models as its slots up to the last one holding
+//! a value that is not NaN (the slots after it are the format's padding); a round where that
+//! count differs from the reference's `k_t` fails, diagnosed as "the candidate has 4 models, the
+//! reference 1" — a candidate that clusters differently is a result to report, not malformed
+//! input. A shorter axis reads as NaN padding. Wrong `d`, another number of rounds or an empty
+//! model axis stay typed errors.
 
 use crate::error::{FedmixError, Result};
 use crate::params::LocalSolver;
@@ -128,6 +136,10 @@ pub struct RoundReport {
     pub worst_coordinate: usize,
     /// Models the reference has in this round (the candidate's slots beyond are NaN padding).
     pub models: usize,
+    /// Models the candidate has in this round: its slots up to the last one holding a value
+    /// that is not NaN (the slots after it are padding). The round fails when this is not
+    /// `models`.
+    pub candidate_models: usize,
     /// The first entry (models in order, coordinates within) that fails the round whatever the
     /// tolerance: NaN or infinite on either side, or a value in a padding slot.
     pub bad_entry: Option<BadEntry>,
@@ -293,9 +305,10 @@ pub fn read_labels(path: &Path, clients: usize) -> Result<(Vec<usize>, Vec<i64>)
 ///
 /// # Errors
 /// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate's
-/// shape disagrees with the reference (its model axis must be the most models of any reference
-/// round); [`FedmixError::CandidateLabelOutOfRange`] for a label that is neither a model of its
-/// round nor `-1`.
+/// shape disagrees with the reference in rounds or `d`, or it has no model slot (another number
+/// of models is a failing round, not an error: see the module doc);
+/// [`FedmixError::CandidateLabelOutOfRange`] for a label that is neither `-1` nor a model slot
+/// of its round (the reference's models or the candidate's model axis, whichever is larger).
 pub fn compare_under(
     rule: &UpdateRule,
     reference: &Reference<'_>,
@@ -327,7 +340,8 @@ pub fn compare_under(
         (Some(r), Some((c, shape))) => {
             let m = r.first().map_or(0, Vec::len);
             check_label_shape(shape, c.len(), reference.len(), m)?;
-            check_label_range(c, m, |t| reference.get(t).map_or(0, DMatrix::ncols))?;
+            let slots = cand.first().map_or(0, DMatrix::ncols);
+            check_label_range(c, m, slots, |t| reference.get(t).map_or(0, DMatrix::ncols))?;
             Some((r, c, m))
         }
         _ => None,
@@ -389,8 +403,13 @@ pub type StepFn<'a> = &'a dyn Fn(usize, &DMatrix<f64>) -> (DMatrix<f64>, Vec<usi
 ///
 /// # Errors
 /// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate is
-/// not `rounds × k × d` (`k × d` the shape of `start`) or its labels not `rounds × clients`;
-/// [`FedmixError::CandidateLabelOutOfRange`] for a label outside `-1..k`.
+/// not `rounds × K_c × d` (`d` and `rounds` those of the reference, `K_c ≥ 1`) or its labels not
+/// `rounds × clients`; [`FedmixError::CandidateLabelOutOfRange`] for a label outside
+/// `-1..max(k, K_c)`.
+///
+/// Decision: a round after one where the candidate has more models than the reference's `k`
+/// starts from the candidate's first `k` (the step has `k` models); its extra models failed
+/// their own round.
 pub fn compare_one_step(
     rule: &UpdateRule,
     start: &DMatrix<f64>,
@@ -403,16 +422,20 @@ pub fn compare_one_step(
     let cand = candidate_models(candidate.iterates, candidate.shape, [rounds, k, d])?;
     if let Some((c, shape)) = candidate.labels {
         check_label_shape(shape, c.len(), rounds, clients)?;
-        check_label_range(c, clients, |_| k)?;
+        let slots = cand.first().map_or(0, DMatrix::ncols);
+        check_label_range(c, clients, slots, |_| k)?;
     }
     let mut reports = Vec::with_capacity(rounds);
     let mut failures = Vec::new();
     let mut causes: Vec<(usize, Cause)> = Vec::new();
     for t in 0..rounds {
-        let prev = if t == 0 { start } else { &cand[t - 1] };
+        let prev = match t {
+            0 => start.clone(),
+            _ => cand[t - 1].columns(0, k).clone_owned(),
+        };
         let finite = prev.iter().all(|v| v.is_finite());
         let (reference, ref_labels) = match finite {
-            true => step(t + 1, prev),
+            true => step(t + 1, &prev),
             false => (DMatrix::from_element(d, k, f64::NAN), Vec::new()),
         };
         let disagreements = candidate.labels.filter(|_| finite).map(|(c, _)| {
@@ -431,7 +454,7 @@ pub fn compare_one_step(
                         r.round
                     ),
                 ),
-                true => diagnose_step(prev, &reference, &cand[t], &r, rule),
+                true => diagnose_step(&prev, &reference, &cand[t], &r, rule),
             };
             causes.push((r.round, cause));
             failures.push(RoundDiagnosis {
@@ -576,8 +599,10 @@ pub fn rounds_text(rounds: &[usize]) -> String {
     format!("{word} {}", parts.join(", "))
 }
 
-/// The candidate's models as one `d × K_max` matrix per round, after checking its shape against
-/// `expect = [rounds, K_max, d]` (another number of rounds is told as such).
+/// The candidate's models as one `d × max(K_c, K_max)` matrix per round (a shorter axis padded
+/// with NaN, the format's padding), after checking its shape `[rounds, K_c, d]` against
+/// `expect = [rounds, K_max, d]`: rounds and `d` must agree (another number of rounds is told as
+/// such) and `K_c ≥ 1`; another `K_c` is judged round by round ([`round_report`]).
 fn candidate_models(
     candidate: &[f64],
     candidate_shape: &[usize],
@@ -585,7 +610,7 @@ fn candidate_models(
 ) -> Result<Vec<DMatrix<f64>>> {
     let [rounds, k, d] = expect;
     if candidate_shape.len() == 3
-        && candidate_shape[1..] == expect[1..]
+        && candidate_shape[2] == d
         && rounds > 0
         && candidate_shape[0] != rounds
     {
@@ -594,21 +619,36 @@ fn candidate_models(
             reference: rounds,
         });
     }
-    if candidate_shape != expect || candidate.len() != expect.iter().product::<usize>() {
+    let k_c = candidate_shape.get(1).copied().unwrap_or(0);
+    let fits = candidate_shape.len() == 3
+        && candidate_shape[0] == rounds
+        && candidate_shape[2] == d
+        && (k_c > 0 || k == 0)
+        && candidate.len() == candidate_shape.iter().product::<usize>();
+    if !fits {
         return Err(FedmixError::DimensionMismatch {
-            what: format!("candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d)"),
+            what: format!(
+                "candidate iterates shape {candidate_shape:?} vs reference {expect:?} (rounds × k × d; \
+                 the model axis may differ, with at least one slot)"
+            ),
             expected: expect.iter().product(),
             found: candidate_shape.iter().product(),
         });
     }
-    // `rounds × K_max × d` C order = one column-major `d × K_max` matrix per round.
-    Ok(match k * d {
-        0 => vec![DMatrix::zeros(d, k); rounds],
-        kd => candidate
-            .chunks_exact(kd)
-            .map(|c| DMatrix::from_column_slice(d, k, c))
-            .collect(),
-    })
+    // `rounds × K_c × d` C order = one column-major `d × K_c` matrix per round, padded with NaN
+    // to `K_max` columns when `K_c < K_max`.
+    let width = k_c.max(k);
+    Ok((0..rounds)
+        .map(|t| {
+            let mut m = DMatrix::from_element(d, width, f64::NAN);
+            if k_c * d > 0 {
+                let own = &candidate[t * k_c * d..(t + 1) * k_c * d];
+                m.columns_mut(0, k_c)
+                    .copy_from(&DMatrix::from_column_slice(d, k_c, own));
+            }
+            m
+        })
+        .collect())
 }
 
 /// Candidate labels of `shape` (`len` values) are `rounds × m`.
@@ -633,18 +673,27 @@ fn label_i64(l: usize) -> i64 {
     }
 }
 
-/// Every candidate label (`rounds × m`, C order) is `-1` or a model of its round (round `t`,
-/// 0-based, has `models_of(t)` models).
-fn check_label_range(labels: &[i64], m: usize, models_of: impl Fn(usize) -> usize) -> Result<()> {
+/// Every candidate label (`rounds × m`, C order) is `-1` or a model slot of its round: below
+/// the reference's models (round `t`, 0-based, has `models_of(t)`) or the candidate's model
+/// axis `slots`, whichever is larger. A label within the candidate's models but beyond the
+/// reference's is a disagreement, judged per round, not an error.
+fn check_label_range(
+    labels: &[i64],
+    m: usize,
+    slots: usize,
+    models_of: impl Fn(usize) -> usize,
+) -> Result<()> {
     for (t, row) in labels.chunks(m.max(1)).enumerate() {
         let models = models_of(t);
-        let fits = |l: i64| l == UNASSIGNED_LABEL || usize::try_from(l).is_ok_and(|l| l < models);
+        let bound = models.max(slots);
+        let fits = |l: i64| l == UNASSIGNED_LABEL || usize::try_from(l).is_ok_and(|l| l < bound);
         if let Some((client, &label)) = row.iter().enumerate().find(|(_, &l)| !fits(l)) {
             return Err(FedmixError::CandidateLabelOutOfRange {
                 round: t + 1,
                 client,
                 label,
                 models,
+                slots,
             });
         }
     }
@@ -659,7 +708,7 @@ fn value_text(v: f64) -> String {
     }
 }
 
-/// Round `t` (0-based): reference `a` (`d × k_t`) against candidate `b` (`d × K_max`).
+/// Round `t` (0-based): reference `a` (`d × k_t`) against candidate `b` (`d × max(K_c, K_max)`).
 fn round_report(
     t: usize,
     a: &DMatrix<f64>,
@@ -670,6 +719,10 @@ fn round_report(
     let (d, models) = (a.nrows(), a.ncols());
     let compared = &b.as_slice()[..models * d];
     let bad_entry = first_bad_entry(a.as_slice(), b.as_slice(), d, models);
+    let candidate_models = b
+        .column_iter()
+        .rposition(|c| c.iter().any(|v| !v.is_nan()))
+        .map_or(0, |j| j + 1);
     let (mut worst, abs) = nan_max(a.iter().zip(compared).map(|(x, y)| (x - y).abs()));
     let scale = nan_max(a.iter().map(|x| x.abs())).1;
     if let Some(e) = &bad_entry {
@@ -678,8 +731,10 @@ fn round_report(
     }
     // `!(abs > …)` would pass a NaN: the test is written so that NaN fails.
     let within = abs <= tol.atol + tol.rtol * scale;
-    let ok =
-        within && bad_entry.is_none() && label_disagreements.as_ref().is_none_or(Vec::is_empty);
+    let ok = within
+        && bad_entry.is_none()
+        && candidate_models == models
+        && label_disagreements.as_ref().is_none_or(Vec::is_empty);
     RoundReport {
         round: t + 1,
         max_rel_deviation: if scale > 0.0 { abs / scale } else { abs },
@@ -687,6 +742,7 @@ fn round_report(
         worst_model: worst.checked_div(d).unwrap_or(0),
         worst_coordinate: worst.checked_rem(d).unwrap_or(0),
         models,
+        candidate_models,
         bad_entry,
         label_disagreements,
         ok,
@@ -797,6 +853,17 @@ pub fn diagnose(
 
 /// A failing round's bad entry, explained (`None` without one).
 fn entry_text(r: &RoundReport) -> Option<String> {
+    if r.candidate_models != r.models {
+        let entry = r.bad_entry.as_ref().map_or(String::new(), |e| {
+            let (j, c) = e.at();
+            format!(" (first entry that differs in kind: model {j}, coordinate {c})")
+        });
+        return Some(format!(
+            "round {}: the candidate has {} model(s), the reference {}{entry}: it clusters \
+             differently (the slots after a round's last model must be NaN padding)",
+            r.round, r.candidate_models, r.models
+        ));
+    }
     let e = r.bad_entry.as_ref()?;
     let why = match e {
         BadEntry::NonFinite {
@@ -1269,22 +1336,103 @@ mod tests {
                 ..
             })
         ));
-        // The model axis is the most models of any round.
-        let short = compare(
-            None,
-            &reference,
-            None,
-            &padded[..4],
-            &[2, 1, 2],
-            None,
-            tight(),
-        );
-        assert!(matches!(short, Err(FedmixError::DimensionMismatch { .. })));
+        // A shorter model axis reads as NaN padding: round 1 (one model on both sides) passes,
+        // round 2 fails on the model count (the candidate keeps one model, the reference two).
+        let short = [0.5, 0.25, 0.5, 0.3];
+        let rep = compare(None, &reference, None, &short, &[2, 1, 2], None, tight()).unwrap();
+        assert!(rep.rounds[0].ok && !rep.rounds[1].ok, "{rep:?}");
+        assert_eq!(rep.rounds[1].candidate_models, 1);
+        assert!(rep
+            .diagnosis
+            .unwrap()
+            .starts_with("round 2: the candidate has 1 model(s), the reference 2"));
         // A failure in a round with a new model is diagnosed without a move to compare.
         let mut c = padded;
         c[6] = -1.5;
         let rep = compare(None, &reference, None, &c, &[2, 2, 2], None, tight()).unwrap();
         assert!(rep.diagnosis.unwrap().contains("new in this round"));
+    }
+
+    /// A candidate with more clusters than the reference (SR-FCA's ONE_SHOT kept 4 clusters
+    /// where the reference has 1): each such round fails, diagnosed by the model counts, and the
+    /// other rounds are judged as usual; its labels may name its own models (a disagreement).
+    /// An empty model axis, another `d` or another number of rounds stay errors.
+    #[test]
+    fn another_number_of_models_fails_its_round() {
+        let r1 = DMatrix::from_column_slice(2, 1, &[0.5, 0.25]);
+        let r2 = DMatrix::from_column_slice(2, 1, &[0.5, 0.3]);
+        let reference = [r1, r2];
+        let ref_labels = vec![vec![0, 0, 0], vec![0, 0, 0]];
+        // Round 1: four models; round 2: the reference's one model, the other slots NaN.
+        let mut wide = vec![f64::NAN; 2 * 4 * 2];
+        wide[..8].copy_from_slice(&[0.5, 0.25, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]);
+        wide[8..10].copy_from_slice(&[0.5, 0.3]);
+        let labels = [0, 3, 2, 0, 0, 0];
+        let rep = compare(
+            None,
+            &reference,
+            Some(&ref_labels),
+            &wide,
+            &[2, 4, 2],
+            Some((&labels, &[2, 3])),
+            tight(),
+        )
+        .unwrap();
+        assert!(
+            !rep.passed && !rep.rounds[0].ok && rep.rounds[1].ok,
+            "{rep:?}"
+        );
+        assert_eq!(
+            (rep.rounds[0].candidate_models, rep.rounds[0].models),
+            (4, 1)
+        );
+        assert_eq!(rep.rounds[0].label_disagreements, Some(vec![1, 2]));
+        let diagnosis = rep.diagnosis.unwrap();
+        assert!(
+            diagnosis.starts_with("round 1: the candidate has 4 model(s), the reference 1"),
+            "{diagnosis}"
+        );
+        // A NaN-only extra slot is padding: the round passes.
+        let mut padded = wide.clone();
+        padded[2..8].fill(f64::NAN);
+        let rep = compare(None, &reference, None, &padded, &[2, 4, 2], None, tight()).unwrap();
+        assert!(rep.passed, "{rep:?}");
+        // A label beyond both the reference's models and the candidate's axis is an error.
+        let bad = [0, 4, 0, 0, 0, 0];
+        let err = compare(
+            None,
+            &reference,
+            Some(&ref_labels),
+            &wide,
+            &[2, 4, 2],
+            Some((&bad, &[2, 3])),
+            tight(),
+        );
+        assert!(matches!(
+            err,
+            Err(FedmixError::CandidateLabelOutOfRange {
+                label: 4,
+                models: 1,
+                slots: 4,
+                ..
+            })
+        ));
+        // Malformed: no model slot, another d, another number of rounds.
+        for (values, shape) in [
+            (&wide[..0], [2, 0, 2]),
+            (&wide[..12], [2, 2, 3]),
+            (&wide[..8], [1, 4, 2]),
+        ] {
+            // (the last is told as another number of rounds)
+            let e = compare(None, &reference, None, values, &shape, None, tight());
+            assert!(
+                matches!(
+                    e,
+                    Err(FedmixError::DimensionMismatch { .. } | FedmixError::RoundsMismatch { .. })
+                ),
+                "{shape:?}: {e:?}"
+            );
+        }
     }
 
     /// Float labels are taken only when every entry is an integer; labels outside `-1..k_t` are

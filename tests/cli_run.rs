@@ -482,3 +482,78 @@ fn validate_fails_non_finite_candidates_and_refuses_non_integer_labels() {
         let _ = std::fs::remove_dir_all(p);
     }
 }
+
+/// A candidate with another number of clusters than the reference is a result, not bad input:
+/// a fourth model slot holding a model in round 2 (the reference, `phase2` with k = 3, has 3)
+/// fails round 2 only, in both modes, with exit 1 and the model counts in the diagnosis; the
+/// same file with another `d` stays a usage error (exit 2).
+#[test]
+fn validate_judges_a_candidate_with_more_models_per_round() {
+    let data = tmp("wide-data");
+    let run = tmp("wide-run");
+    let d = data.to_str().unwrap();
+    let mut gen = vec!["generate"];
+    gen.extend_from_slice(SMALL);
+    gen.extend_from_slice(&["--out", d]);
+    assert!(fedmix(&gen).status.success());
+    let keys = ["--set", "rounds=4"];
+    let mut args = vec!["run", "--algorithm", "phase2", "--data", d, "--seed", "2"];
+    args.extend_from_slice(&keys);
+    args.extend_from_slice(&["--save-iterates", "--quiet", "--out", run.to_str().unwrap()]);
+    assert!(fedmix(&args).status.success());
+    let (shape, iterates) =
+        fedmix::io::read_f64(&run.join("iterates.npy"), &[None, None, None]).unwrap();
+    let [rounds, k, dim] = [shape[0], shape[1], shape[2]];
+    assert_eq!(k, 3);
+    // Rounds × (k + 1) × d: the reference's models, then a NaN slot, a model in round 2.
+    let mut wide = vec![f64::NAN; rounds * (k + 1) * dim];
+    for t in 0..rounds {
+        let own = &iterates[t * k * dim..(t + 1) * k * dim];
+        wide[t * (k + 1) * dim..][..k * dim].copy_from_slice(own);
+    }
+    wide[(k + 1) * dim + k * dim..][..dim].fill(0.5);
+    let check = |values: &[f64], shape: &[usize], extra: &[&str]| {
+        let it = run.join("wide-iterates.npy");
+        fedmix::io::write_f64(&it, shape, values).unwrap();
+        let mut a = vec![
+            "validate",
+            "--algorithm",
+            "phase2",
+            "--data",
+            d,
+            "--seed",
+            "2",
+        ];
+        a.extend_from_slice(&keys);
+        a.extend_from_slice(&["--quiet", "--json", "--iterates", it.to_str().unwrap()]);
+        a.extend_from_slice(extra);
+        let o = fedmix(&a);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    for mode in [&[][..], &["--one-step"][..]] {
+        let (code, out, err) = check(&wide, &[rounds, k + 1, dim], mode);
+        assert_eq!(code, Some(1), "{mode:?}: {out}{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let failing: Vec<u64> = report["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["ok"] != true)
+            .map(|r| r["round"].as_u64().unwrap())
+            .collect();
+        assert_eq!(failing, [2], "{mode:?}: {out}");
+        assert_eq!(report["rounds"][1]["candidate_models"], 4);
+        let diagnosis = report["diagnosis"].as_str().unwrap();
+        assert!(
+            diagnosis.starts_with("round 2: the candidate has 4 model(s), the reference 3"),
+            "{diagnosis}"
+        );
+    }
+    let (code, out, err) = check(&wide[..rounds * (k + 1) * 9], &[rounds, k + 1, 9], &[]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("expected [any, any, 10]"), "{err}");
+}

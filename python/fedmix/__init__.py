@@ -708,7 +708,11 @@ def validate(
     model of its round: NaN, ``1.5`` or a label out of range raises :class:`FedmixError`, as in
     ``fedmix validate --labels``. ``seed`` is an int (``TypeError`` for a float or a bool). A
     candidate with another number of rounds than the reference raises :class:`FedmixError`
-    (pass ``rounds=…``), as does a wrong shape or a bad key.
+    (pass ``rounds=…``), as does another ``d`` or a bad key. Another number of models in a round
+    (a candidate that clusters differently; unused slots are NaN padding) is not an error: that
+    round fails, ``raw["rounds"][t]["candidate_models"]`` beside ``models``, and the diagnosis
+    says "the candidate has 4 model(s), the reference 1"; labels may then name the candidate's
+    own model slots.
 
     ``mode="one-step"`` (``fedmix validate --one-step``): round ``t`` of the reference is run from
     the candidate's own models after round ``t − 1`` (round 1 from the common start) and compared

@@ -44,8 +44,10 @@ def assert_matches_reference(
 
     Passes silently, or raises ``AssertionError`` naming the first round that diverged, its
     deviation (and the first NaN or infinite entry, when that is what failed it), the rounds
-    beyond tolerance, the tolerance and the diagnosis. Bad input (a wrong shape, another number
-    of rounds, an unknown key, a label that is not an integer) raises
+    beyond tolerance, the tolerance and the diagnosis; another number of models than the
+    reference's in a round is such a mismatch ("the candidate has 4 model(s), the reference 1").
+    Bad input (another ``d``, another number of rounds, an unknown key, a label that is not an
+    integer) raises
     :class:`fedmix.FedmixError` instead, as it is not a mismatch; an argument of the wrong type
     (a float seed, a complex array) raises ``TypeError``, as :func:`fedmix.validate` does.
     """
