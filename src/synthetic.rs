@@ -732,7 +732,13 @@ impl Model {
             }
         }
         let r = theta_star.amax();
-        Ok(Self::from_checked(theta_star, variances, sigma, feature_map, r))
+        Ok(Self::from_checked(
+            theta_star,
+            variances,
+            sigma,
+            feature_map,
+            r,
+        ))
     }
 
     fn from_checked(
@@ -815,7 +821,11 @@ impl Model {
             ));
         }
         if let Some(&z) = labels.iter().find(|&&z| z >= k) {
-            return Err(FedmixError::invalid("labels", z, format!("must be < k = {k}")));
+            return Err(FedmixError::invalid(
+                "labels",
+                z,
+                format!("must be < k = {k}"),
+            ));
         }
         self.sample(labels, sizes, seed, Purpose::Features, Purpose::Noise)
     }
@@ -919,10 +929,17 @@ mod tests {
             ("sxy-unbalanced-both", vec![("d", "7"), ("clients", "60")]),
             (
                 "sxy-balanced",
-                vec![("d", "5"), ("covariance", "diagonal"), ("sizes", "lognormal")],
+                vec![
+                    ("d", "5"),
+                    ("covariance", "diagonal"),
+                    ("sizes", "lognormal"),
+                ],
             ),
             ("ifca-linear", vec![("d", "9"), ("clients", "10")]),
-            ("srfca-linear", vec![("d", "4"), ("feature_map", "polynomial")]),
+            (
+                "srfca-linear",
+                vec![("d", "4"), ("feature_map", "polynomial")],
+            ),
         ] {
             let data = generate_named(name, 5, &sets(&pairs)).unwrap();
             let model = Model::draw(&data.params, 5).unwrap();
@@ -935,7 +952,10 @@ mod tests {
                 .unwrap();
             assert_eq!(bits(fed.features()), bits(data.train.features()), "{name}");
             let (a, b) = (fed.responses(), data.train.responses());
-            assert!(a.iter().zip(b.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert!(a
+                .iter()
+                .zip(b.iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
             assert_eq!(fed.sizes(), data.train.sizes());
             assert_eq!(fed.labels(), data.train.labels());
             assert_eq!(
@@ -957,7 +977,10 @@ mod tests {
             ("variances", Model::new(ts.clone(), wrong_shape, 0.1, id)),
             ("sigma", Model::new(ts.clone(), None, -1.0, id)),
             ("sigma", Model::new(ts.clone(), None, f64::NAN, id)),
-            ("theta_star", Model::new(DMatrix::zeros(0, 2), None, 0.1, id)),
+            (
+                "theta_star",
+                Model::new(DMatrix::zeros(0, 2), None, 0.1, id),
+            ),
             (
                 "variances",
                 Model::new(ts.clone(), ok_var.clone(), 0.1, FeatureMap::Polynomial),
@@ -974,7 +997,10 @@ mod tests {
         assert!(m.federation(&[0, 1], &[3, 0], 1).is_err(), "empty client");
         let fed = m.federation(&[0, 1], &[3, 12], 1).unwrap();
         assert_eq!(fed.sizes(), vec![3, 12]);
-        assert_eq!(m.clone().with_sigma(0.5).unwrap().sigma().to_bits(), 0.5f64.to_bits());
+        assert_eq!(
+            m.clone().with_sigma(0.5).unwrap().sigma().to_bits(),
+            0.5f64.to_bits()
+        );
         assert!(m.with_sigma(-0.5).is_err());
     }
 

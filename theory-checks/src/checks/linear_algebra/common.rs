@@ -38,13 +38,8 @@ impl Mixture {
     /// # Panics
     /// For parameters the generator rejects (`α ≤ 0`, `β < α`, σ or r negative or not finite).
     pub fn draw(d: usize, p: &[f64], r: f64, cov_range: (f64, f64), sigma: f64, seed: u64) -> Self {
-        let law = crate::checks::phase_dynamics::support::setting(
-            d,
-            p.len(),
-            r,
-            sigma,
-            Some(cov_range),
-        );
+        let law =
+            crate::checks::phase_dynamics::support::setting(d, p.len(), r, sigma, Some(cov_range));
         let model = synthetic::Model::draw(&law, seed).expect("a valid mixture setting");
         Self {
             theta_star: model.theta_star().clone(),
