@@ -1015,8 +1015,8 @@ mod tests {
         let (labels, sizes) = ([1, 0, 1], [2, 5, 3]);
         let a = id.federation(&labels, &sizes, 3).unwrap();
         let b = scaled.federation(&labels, &sizes, 3).unwrap();
-        for i in 0..3 {
-            let factor = if labels[i] == 0 { 2.0 } else { 3.0 };
+        for (i, &z) in labels.iter().enumerate() {
+            let factor = if z == 0 { 2.0 } else { 3.0 };
             let want = a.x(i) * factor;
             assert_eq!(bits(&b.x(i).into_owned()), bits(&want), "client {i}");
         }
