@@ -143,13 +143,13 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64, max_rounds: usize) -> Fit {
 }
 
 /// Clients of cluster 0 at the sample-vs-client point: the first [`SEPARATED_CLIENT_SHARE`]`·M`
-/// clients, each with [`SEPARATED_N0`] samples (cluster 1's clients keep [`SAMPLES`]), so
+/// clients, each with [`SEPARATED_N0`] samples (cluster 1's clients keep 50), so
 /// that `ρ = min_j N_j/N = 0.057` while the smallest client share is 0.2 (3.5× apart).
 /// Theorem 2's rate is in `ρ`, through Lemma 7's `λ_min(K_j) ≳ α s N_j/(κN)` (SXY22 App. E.2):
 /// Phase 2 weights client `i` by `n_i/N`, so the sample share, not the client share, sets the
 /// gap — a proportion computed over clients overstates `sηρ/κ` here by 3.5×.
 pub const SEPARATED_CLIENT_SHARE: f64 = 0.2;
-/// `n_i` of cluster 0's clients at the sample-vs-client point (¼ of [`SAMPLES`], ≥ 2d).
+/// `n_i` of cluster 0's clients at the sample-vs-client point (¼ of the 50 of every other client, ≥ 2d).
 pub const SEPARATED_N0: usize = 12;
 
 /// [`measure`] with cluster 0's clients holding `n0` samples each.
