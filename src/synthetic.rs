@@ -499,6 +499,9 @@ pub struct SyntheticData {
     pub train: Federation,
     /// Held-out samples per client (same clients and clusters), when `test_samples > 0`.
     pub test: Option<Federation>,
+    /// The drawn diagonals of `Σ_j` (`d × k`, column `j` is `diag Σ_j`) for
+    /// `covariance = diagonal`; `None` for the identity (and the polynomial feature map).
+    pub variances: Option<DMatrix<f64>>,
 }
 
 /// Test helper: `(key, value)` overrides from string literals, as [`generate_named`] takes them.
@@ -536,19 +539,17 @@ pub fn generate(setting: &str, params: &SettingParams, seed: u64) -> Result<Synt
     params.check()?;
     let sizes = draw_sizes(params, seed);
     let labels = draw_labels(params, seed);
-    let theta_star = draw_theta_star(params, seed)?;
-    let cov = draw_covariances(params, seed);
-    let ctx = Ctx {
-        params,
-        seed,
-        labels: &labels,
-        theta_star: &theta_star,
-        cov: &cov,
-    };
-    let train = ctx.federation(&sizes, Purpose::Features, Purpose::Noise)?;
+    let model = Model::draw_checked(params, seed)?;
+    let train = model.sample(&labels, &sizes, seed, Purpose::Features, Purpose::Noise)?;
     let test = if params.test_samples > 0 {
         let test_sizes = vec![params.test_samples; params.clients];
-        Some(ctx.federation(&test_sizes, Purpose::TestFeatures, Purpose::TestNoise)?)
+        Some(model.sample(
+            &labels,
+            &test_sizes,
+            seed,
+            Purpose::TestFeatures,
+            Purpose::TestNoise,
+        )?)
     } else {
         None
     };
@@ -558,10 +559,14 @@ pub fn generate(setting: &str, params: &SettingParams, seed: u64) -> Result<Synt
         params: params.clone(),
         train,
         test,
+        variances: model.variances,
     })
 }
 
-fn draw_sizes(p: &SettingParams, seed: u64) -> Vec<usize> {
+/// The client sizes `n_i` of a setting under `seed` (stream `Sizes`): the ordinary clients'
+/// size law ([`SizeDist`]), then `large_clients` of `large_samples`, then `singleton_clients`
+/// of one sample — the sizes [`generate`] uses.
+pub fn draw_sizes(p: &SettingParams, seed: u64) -> Vec<usize> {
     let ordinary = p.clients - p.large_clients - p.singleton_clients;
     let mut rng = stream(seed, Purpose::Sizes, 0);
     let mut sizes: Vec<usize> = (0..ordinary)
@@ -586,7 +591,9 @@ fn draw_sizes(p: &SettingParams, seed: u64) -> Vec<usize> {
     sizes
 }
 
-fn draw_labels(p: &SettingParams, seed: u64) -> Vec<usize> {
+/// The hidden labels `z_i` of a setting under `seed` by its [`LabelRule`] (`iid`: stream
+/// `Labels`, inverse CDF of `p`) — the labels [`generate`] uses.
+pub fn draw_labels(p: &SettingParams, seed: u64) -> Vec<usize> {
     let m = p.clients;
     match p.labels {
         LabelRule::Blocks => (0..m).map(|i| i * p.k / m).collect(),
@@ -655,49 +662,204 @@ fn draw_theta_star(p: &SettingParams, seed: u64) -> Result<DMatrix<f64>> {
     Ok(theta)
 }
 
-/// Per-cluster standard deviations (square roots of the diagonal covariances), `d × k`.
-fn draw_covariances(p: &SettingParams, seed: u64) -> Option<DMatrix<f64>> {
+/// Per-cluster diagonal covariances `diag Σ_j ~ U[cov_min, cov_max]^d`, `d × k` (column-major
+/// draws from stream `Covariance`).
+fn draw_variances(p: &SettingParams, seed: u64) -> Option<DMatrix<f64>> {
     if p.covariance == Covariance::Identity {
         return None;
     }
     let mut rng = stream(seed, Purpose::Covariance, 0);
     Some(DMatrix::from_fn(p.d, p.k, |_, _| {
-        rng.random_range(p.cov_min..=p.cov_max).sqrt()
+        rng.random_range(p.cov_min..=p.cov_max)
     }))
 }
 
-struct Ctx<'a> {
-    params: &'a SettingParams,
-    seed: u64,
-    labels: &'a [usize],
-    theta_star: &'a DMatrix<f64>,
-    cov: &'a Option<DMatrix<f64>>,
+/// A mixture of `k` linear regressions with every parameter fixed: `θ*` (`d × k`), the
+/// per-cluster diagonal covariances `Σ_j`, the noise scale `σ` and the feature map — the law
+/// from which [`generate`] draws every client, once its setting's `θ*` and `Σ_j` are drawn
+/// ([`Model::draw`]). Given labels and sizes, [`Model::federation`] draws client `i`'s
+/// features from stream `(Features, i)` and its noise from `(Noise, i)`:
+/// `φ_i = Σ_{z_i}^{1/2} g` with `g ~ N(0, I_d)` (or the polynomial map of `u ~ U(−1, 1)`), and
+/// `y = ⟨φ, θ*_{z_i}⟩ + σ ξ`, `ξ ~ N(0, 1)`.
+#[derive(Clone, Debug)]
+pub struct Model {
+    theta_star: DMatrix<f64>,
+    variances: Option<DMatrix<f64>>,
+    sd: Option<DMatrix<f64>>,
+    sigma: f64,
+    feature_map: FeatureMap,
+    /// The scale of `θ*` an overflow error names: the setting's `r`, or `max |θ*|` when given.
+    r: f64,
 }
 
-impl Ctx<'_> {
-    fn federation(&self, sizes: &[usize], fp: Purpose, np: Purpose) -> Result<Federation> {
-        let d = self.params.d;
+impl Model {
+    /// A model from given parts: `theta_star` is `d × k`; `variances`, when given, the
+    /// diagonals of `Σ_j` (`d × k`, finite and > 0; `None` = `Σ_j = I`); `sigma` finite ≥ 0.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the part: an empty or non-finite `θ*`, variances
+    /// of another shape or not finite and positive, `σ` negative or not finite, or variances
+    /// with the polynomial feature map (whose features are not Gaussian).
+    pub fn new(
+        theta_star: DMatrix<f64>,
+        variances: Option<DMatrix<f64>>,
+        sigma: f64,
+        feature_map: FeatureMap,
+    ) -> Result<Self> {
+        let (d, k) = theta_star.shape();
+        if d == 0 || k == 0 || theta_star.iter().any(|v| !v.is_finite()) {
+            return Err(FedmixError::invalid(
+                "theta_star",
+                format!("{d} × {k}"),
+                "must be non-empty and finite",
+            ));
+        }
+        nonneg_finite("sigma", sigma)?;
+        if let Some(v) = &variances {
+            if v.shape() != (d, k) || v.iter().any(|c| !(c.is_finite() && *c > 0.0)) {
+                return Err(FedmixError::invalid(
+                    "variances",
+                    format!("{} × {}", v.nrows(), v.ncols()),
+                    format!("must be {d} × {k}, finite and > 0"),
+                ));
+            }
+            if feature_map == FeatureMap::Polynomial {
+                return Err(FedmixError::invalid(
+                    "variances",
+                    "given",
+                    "apply to feature_map=identity only",
+                ));
+            }
+        }
+        let r = theta_star.amax();
+        Ok(Self::from_checked(
+            theta_star,
+            variances,
+            sigma,
+            feature_map,
+            r,
+        ))
+    }
+
+    fn from_checked(
+        theta_star: DMatrix<f64>,
+        variances: Option<DMatrix<f64>>,
+        sigma: f64,
+        feature_map: FeatureMap,
+        r: f64,
+    ) -> Self {
+        let sd = variances.as_ref().map(|v| v.map(f64::sqrt));
+        Self {
+            theta_star,
+            variances,
+            sd,
+            sigma,
+            feature_map,
+            r,
+        }
+    }
+
+    /// The model of setting `params` under `seed`: `θ*` (stream `ThetaStar`, by [`ThetaDist`])
+    /// and `Σ_j` (stream `Covariance`, by [`Covariance`]) exactly as [`generate`] draws them.
+    ///
+    /// # Errors
+    /// Whatever [`SettingParams::check`] reports.
+    pub fn draw(params: &SettingParams, seed: u64) -> Result<Self> {
+        params.check()?;
+        Self::draw_checked(params, seed)
+    }
+
+    fn draw_checked(params: &SettingParams, seed: u64) -> Result<Self> {
+        Ok(Self::from_checked(
+            draw_theta_star(params, seed)?,
+            draw_variances(params, seed),
+            params.sigma,
+            params.feature_map,
+            params.r,
+        ))
+    }
+
+    /// `θ*` (`d × k`, column `j` is `θ*_j`).
+    pub fn theta_star(&self) -> &DMatrix<f64> {
+        &self.theta_star
+    }
+
+    /// The diagonals of `Σ_j` (`d × k`); `None` when `Σ_j = I`.
+    pub fn variances(&self) -> Option<&DMatrix<f64>> {
+        self.variances.as_ref()
+    }
+
+    /// The noise scale `σ`.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// The same model with noise scale `sigma` (finite ≥ 0).
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] for a negative or non-finite `sigma`.
+    pub fn with_sigma(mut self, sigma: f64) -> Result<Self> {
+        nonneg_finite("sigma", sigma)?;
+        self.sigma = sigma;
+        Ok(self)
+    }
+
+    /// A federation of clients with the given `labels` and `sizes` under `seed`: client `i`'s
+    /// features from stream `(seed, Features, i)`, its noise from `(seed, Noise, i)` — the
+    /// draws [`generate`] makes for its training federation.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] when `labels` and `sizes` differ in length or a label
+    /// is `≥ k`; overflow of a response; whatever [`Federation::new`] rejects (a size of 0).
+    pub fn federation(&self, labels: &[usize], sizes: &[usize], seed: u64) -> Result<Federation> {
+        let k = self.theta_star.ncols();
+        if labels.len() != sizes.len() {
+            return Err(FedmixError::invalid(
+                "labels",
+                labels.len(),
+                format!("need one per client ({} sizes)", sizes.len()),
+            ));
+        }
+        if let Some(&z) = labels.iter().find(|&&z| z >= k) {
+            return Err(FedmixError::invalid(
+                "labels",
+                z,
+                format!("must be < k = {k}"),
+            ));
+        }
+        self.sample(labels, sizes, seed, Purpose::Features, Purpose::Noise)
+    }
+
+    fn sample(
+        &self,
+        labels: &[usize],
+        sizes: &[usize],
+        seed: u64,
+        fp: Purpose,
+        np: Purpose,
+    ) -> Result<Federation> {
+        let d = self.theta_star.nrows();
         let total: usize = sizes.iter().sum();
         let mut features = DMatrix::zeros(d, total);
         let mut responses = DVector::zeros(total);
         let mut off = 0;
         for (i, &n) in sizes.iter().enumerate() {
-            let z = self.labels[i];
+            let z = labels[i];
             // Client blocks of a column-major d × N matrix are contiguous slices.
             let block = &mut features.as_mut_slice()[off * d..(off + n) * d];
-            self.fill_features(&mut stream(self.seed, fp, i as u64), z, block);
-            let mut nrng = stream(self.seed, np, i as u64);
+            self.fill_features(&mut stream(seed, fp, i as u64), z, block);
+            let mut nrng = stream(seed, np, i as u64);
             let theta = self.theta_star.column(z);
             for (j, x) in block.chunks_exact(d).enumerate() {
                 let signal: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum();
                 let noise: f64 = nrng.sample(StandardNormal);
-                let y = signal + self.params.sigma * noise;
+                let y = signal + self.sigma * noise;
                 if !y.is_finite() {
                     // Overflow of f64 (e.g. r or σ near 1e308): name the scale, not the data.
                     let (name, value) = if signal.is_finite() {
-                        ("sigma", self.params.sigma)
+                        ("sigma", self.sigma)
                     } else {
-                        ("r", self.params.r)
+                        ("r", self.r)
                     };
                     return Err(FedmixError::invalid(
                         name,
@@ -716,21 +878,21 @@ impl Ctx<'_> {
             features,
             responses,
             sizes: sizes.to_vec(),
-            labels: Some(self.labels.to_vec()),
+            labels: Some(labels.to_vec()),
             theta_star: Some(self.theta_star.clone()),
-            k: Some(self.params.k),
+            k: Some(self.theta_star.ncols()),
         })
     }
 
     /// Fill one client's samples (sample-major: `d` coordinates of sample 0, then sample 1, …).
     fn fill_features(&self, rng: &mut Rng, z: usize, block: &mut [f64]) {
-        let d = self.params.d;
-        match self.params.feature_map {
+        let d = self.theta_star.nrows();
+        match self.feature_map {
             FeatureMap::Identity => {
                 block
                     .iter_mut()
                     .for_each(|v| *v = rng.sample(StandardNormal));
-                if let Some(sd) = self.cov {
+                if let Some(sd) = &self.sd {
                     let sd = sd.column(z);
                     for x in block.chunks_exact_mut(d) {
                         x.iter_mut().zip(sd.iter()).for_each(|(v, s)| *v *= s);
@@ -747,6 +909,116 @@ impl Ctx<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(m: &DMatrix<f64>) -> Vec<u64> {
+        m.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The model, labels and sizes of a setting, sampled with [`Model::federation`], are
+    /// [`generate`]'s training federation bit for bit (one sampler for both).
+    #[test]
+    fn model_federation_is_generate_bit_for_bit() {
+        for (name, pairs) in [
+            ("sxy-unbalanced-both", vec![("d", "7"), ("clients", "60")]),
+            (
+                "sxy-balanced",
+                vec![
+                    ("d", "5"),
+                    ("covariance", "diagonal"),
+                    ("sizes", "lognormal"),
+                ],
+            ),
+            ("ifca-linear", vec![("d", "9"), ("clients", "10")]),
+            (
+                "srfca-linear",
+                vec![("d", "4"), ("feature_map", "polynomial")],
+            ),
+        ] {
+            let data = generate_named(name, 5, &sets(&pairs)).unwrap();
+            let model = Model::draw(&data.params, 5).unwrap();
+            let fed = model
+                .federation(
+                    &draw_labels(&data.params, 5),
+                    &draw_sizes(&data.params, 5),
+                    5,
+                )
+                .unwrap();
+            assert_eq!(bits(fed.features()), bits(data.train.features()), "{name}");
+            let (a, b) = (fed.responses(), data.train.responses());
+            assert!(a
+                .iter()
+                .zip(b.iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert_eq!(fed.sizes(), data.train.sizes());
+            assert_eq!(fed.labels(), data.train.labels());
+            assert_eq!(
+                model.variances().map(bits),
+                data.variances.as_ref().map(bits)
+            );
+        }
+    }
+
+    #[test]
+    fn model_parts_are_validated() {
+        let ts = DMatrix::from_element(3, 2, 1.0);
+        let id = FeatureMap::Identity;
+        let bad_var = Some(DMatrix::from_element(3, 2, 0.0));
+        let wrong_shape = Some(DMatrix::from_element(2, 2, 1.0));
+        let ok_var = Some(DMatrix::from_element(3, 2, 2.0));
+        for (what, r) in [
+            ("variances", Model::new(ts.clone(), bad_var, 0.1, id)),
+            ("variances", Model::new(ts.clone(), wrong_shape, 0.1, id)),
+            ("sigma", Model::new(ts.clone(), None, -1.0, id)),
+            ("sigma", Model::new(ts.clone(), None, f64::NAN, id)),
+            (
+                "theta_star",
+                Model::new(DMatrix::zeros(0, 2), None, 0.1, id),
+            ),
+            (
+                "variances",
+                Model::new(ts.clone(), ok_var.clone(), 0.1, FeatureMap::Polynomial),
+            ),
+        ] {
+            match r {
+                Err(FedmixError::InvalidParameter { name, .. }) => assert_eq!(name, what),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        let m = Model::new(ts, ok_var, 0.1, id).unwrap();
+        assert!(m.federation(&[0, 2], &[3, 3], 1).is_err(), "label ≥ k");
+        assert!(m.federation(&[0], &[3, 3], 1).is_err(), "lengths differ");
+        assert!(m.federation(&[0, 1], &[3, 0], 1).is_err(), "empty client");
+        let fed = m.federation(&[0, 1], &[3, 12], 1).unwrap();
+        assert_eq!(fed.sizes(), vec![3, 12]);
+        assert_eq!(
+            m.clone().with_sigma(0.5).unwrap().sigma().to_bits(),
+            0.5f64.to_bits()
+        );
+        assert!(m.with_sigma(-0.5).is_err());
+    }
+
+    /// Given variances scale the features exactly: the same seed with `Σ_j = cI` draws the
+    /// identity model's standard normals times `√c` (per client stream, cluster by label).
+    #[test]
+    fn given_variances_scale_the_standard_normals() {
+        let ts = DMatrix::from_fn(4, 2, |r, c| (r + c) as f64);
+        let var = DMatrix::from_fn(4, 2, |_, c| if c == 0 { 4.0 } else { 9.0 });
+        let id = Model::new(ts.clone(), None, 0.0, FeatureMap::Identity).unwrap();
+        let scaled = Model::new(ts, Some(var), 0.0, FeatureMap::Identity).unwrap();
+        let (labels, sizes) = ([1, 0, 1], [2, 5, 3]);
+        let a = id.federation(&labels, &sizes, 3).unwrap();
+        let b = scaled.federation(&labels, &sizes, 3).unwrap();
+        for (i, &z) in labels.iter().enumerate() {
+            let factor = if z == 0 { 2.0 } else { 3.0 };
+            let want = a.x(i) * factor;
+            assert_eq!(bits(&b.x(i).into_owned()), bits(&want), "client {i}");
         }
     }
 }

@@ -2,6 +2,7 @@
 //! module exposes `pub fn run(cfg:
 //! &CheckConfig) -> CheckRecord` and documents what `cfg.sabotage` breaks.
 
+pub mod generator_laws;
 pub mod lemma1_global_iteration;
 pub mod lemma4_orthogonal_iteration_rate;
 pub mod linear_algebra;
@@ -23,5 +24,9 @@ pub fn all() -> Vec<Check> {
     core.into_iter()
         .chain(linear_algebra::all())
         .chain(phase_dynamics::all())
+        .chain(std::iter::once::<Check>((
+            "generator_laws",
+            generator_laws::run,
+        )))
         .collect()
 }

@@ -2,21 +2,21 @@
 //! per-cluster diagonal covariances (so that the Phase 1 moments have closed forms), the rate
 //! shapes `ξ₁`, `ξ₂` of SXY22 Prop. 1–2, and small numerical and figure helpers.
 //!
-//! Decision: the fedmix generator ([`fedmix::synthetic`]) keeps its diagonal covariances `Σ_j`
-//! private, and Lemma 3 / Lemma 6 / Prop. 1 need them for `E Y`. The model here draws the same
-//! law (`θ*_j ~ N(0, r² I/d)`, `Σ_j = diag(c_j)` with `c_j ~ U[α, β]^d`, `x ~ N(0, Σ_{z})`,
-//! `y = ⟨x, θ*_z⟩ + σ N(0, 1)`) from the named [`fedmix::seed_streams`] streams and returns an ordinary
-//! validated [`Federation`], on which the library's moment code runs unchanged.
+//! Every draw goes through the library's generator ([`fedmix::synthetic`], the sampler of every
+//! experiment): `θ*_j ~ N(0, r² I/d)` and `Σ_j = diag(c_j)`, `c_j ~ U[α, β]^d`, by
+//! [`synthetic::Model::draw`] (`theta = gaussian`, `covariance = diagonal`), labels i.i.d. from
+//! `p` by [`synthetic::draw_labels`], and `x ~ N(0, Σ_{z})`, `y = ⟨x, θ*_z⟩ + σ N(0, 1)` by
+//! [`synthetic::Model::federation`]. Lemma 3 / Lemma 6 / Prop. 1 need `Σ_j` for `E Y`: the
+//! generator returns the `Σ_j` it drew.
 
 use crate::framework::{Series, Side, SlopeFit};
 use fedmix::algorithms::fedmd::subspace_matrix;
-use fedmix::federation::{Federation, FederationParts};
+use fedmix::federation::Federation;
 use fedmix::params::Pairing;
 use fedmix::prec::{amax_nan, max_nan};
-use fedmix::seed_streams::{child_seed, stream, Purpose};
+use fedmix::seed_streams::child_seed;
+use fedmix::synthetic::{self, FeatureMap, LabelRule};
 use nalgebra::{DMatrix, DVector};
-use rand::RngExt;
-use rand_distr::StandardNormal;
 
 /// A mixture of `k` linear regressions in `R^d` with diagonal feature covariances.
 #[derive(Clone, Debug)]
@@ -33,26 +33,18 @@ pub struct Mixture {
 
 impl Mixture {
     /// Draw `θ*_j ~ N(0, r² I/d)` (stream `ThetaStar`) and `diag Σ_j ~ U[α, β]^d` (stream
-    /// `Covariance`) under `seed`.
+    /// `Covariance`) under `seed`, by the library's generator ([`synthetic::Model::draw`]).
+    ///
+    /// # Panics
+    /// For parameters the generator rejects (`α ≤ 0`, `β < α`, σ or r negative or not finite).
     pub fn draw(d: usize, p: &[f64], r: f64, cov_range: (f64, f64), sigma: f64, seed: u64) -> Self {
-        let k = p.len();
-        let mut rng = stream(seed, Purpose::ThetaStar, 0);
-        let scale = r / (d as f64).sqrt();
-        let theta_star =
-            DMatrix::from_fn(d, k, |_, _| scale * rng.sample::<f64, _>(StandardNormal));
-        let mut crng = stream(seed, Purpose::Covariance, 0);
-        let (lo, hi) = cov_range;
-        let cov = DMatrix::from_fn(d, k, |_, _| {
-            if hi > lo {
-                crng.random_range(lo..=hi)
-            } else {
-                lo
-            }
-        });
+        let law =
+            crate::checks::phase_dynamics::support::setting(d, p.len(), r, sigma, Some(cov_range));
+        let model = synthetic::Model::draw(&law, seed).expect("a valid mixture setting");
         Self {
-            theta_star,
+            theta_star: model.theta_star().clone(),
             p: p.to_vec(),
-            cov,
+            cov: model.variances().expect("covariance = diagonal").clone(),
             sigma,
         }
     }
@@ -89,8 +81,9 @@ impl Mixture {
     }
 
     /// A federation of clients with sizes `sizes`; client `i` belongs to `labels[i]` when
-    /// given, otherwise labels are drawn i.i.d. from `p` (stream `Labels`). Features come from
-    /// stream `(Features, index)`, noise from `(Noise, index)`, all under `seed`.
+    /// given, otherwise labels are drawn i.i.d. from `p` ([`synthetic::draw_labels`]). Replicate
+    /// `index` of `seed` is the library's federation ([`synthetic::Model::federation`]) under
+    /// the seed `child_seed(seed, index)`.
     ///
     /// # Panics
     /// Only if the generated data were invalid (non-finite), which the model excludes.
@@ -101,39 +94,25 @@ impl Mixture {
         seed: u64,
         index: u64,
     ) -> Federation {
-        let d = self.d();
+        let seed = child_seed(seed, index);
         let labels = labels.unwrap_or_else(|| {
-            let mut lrng = stream(seed, Purpose::Labels, index);
-            (0..sizes.len())
-                .map(|_| inverse_cdf(&self.p, lrng.random::<f64>()))
-                .collect()
+            let mut law = crate::checks::phase_dynamics::support::setting(
+                self.d(),
+                self.p.len(),
+                1.0,
+                self.sigma,
+                None,
+            );
+            (law.clients, law.p, law.labels) = (sizes.len(), self.p.clone(), LabelRule::Iid);
+            synthetic::draw_labels(&law, seed)
         });
-        let total: usize = sizes.iter().sum();
-        let mut frng = stream(seed, Purpose::Features, index);
-        let mut nrng = stream(seed, Purpose::Noise, index);
-        let sd = self.cov.map(f64::sqrt);
-        let mut features = DMatrix::zeros(d, total);
-        let mut responses = DVector::zeros(total);
-        let mut col = 0;
-        for (&n, &z) in sizes.iter().zip(&labels) {
-            for _ in 0..n {
-                let mut x = features.column_mut(col);
-                for (r, v) in x.iter_mut().enumerate() {
-                    *v = sd[(r, z)] * frng.sample::<f64, _>(StandardNormal);
-                }
-                let noise: f64 = nrng.sample(StandardNormal);
-                responses[col] = x.dot(&self.theta_star.column(z)) + self.sigma * noise;
-                col += 1;
-            }
-        }
-        Federation::new(FederationParts {
-            features,
-            responses,
-            sizes: sizes.to_vec(),
-            labels: Some(labels),
-            theta_star: Some(self.theta_star.clone()),
-            k: Some(self.p.len()),
-        })
+        synthetic::Model::new(
+            self.theta_star.clone(),
+            Some(self.cov.clone()),
+            self.sigma,
+            FeatureMap::Identity,
+        )
+        .and_then(|m| m.federation(&labels, sizes, seed))
         .expect("the mixture model generates finite, consistent data")
     }
 }
@@ -160,18 +139,6 @@ impl ThetaAt {
             Self::Near => mix.theta_star.column(0) + unit * 0.05,
         }
     }
-}
-
-/// Smallest `j` with `u < p_1 + … + p_j` (the last category absorbs rounding).
-fn inverse_cdf(p: &[f64], u: f64) -> usize {
-    let mut acc = 0.0;
-    for (j, &q) in p.iter().enumerate() {
-        acc += q;
-        if u < acc {
-            return j;
-        }
-    }
-    p.len() - 1
 }
 
 /// The rate shape `√(D log N / n) + (D/n) log³ N` of SXY22 Prop. 1 (`ξ₁`: `D = d`, `n = m`)
@@ -686,16 +653,6 @@ mod tests {
         // δ² = 4, σ = 3: 4 + 9 = 13, times ξ(6, 50, 100).
         let want = 13.0 * xi(6, 50, 100);
         assert_eq!(moment_shape(4.0, 3.0, 6, 50).to_bits(), want.to_bits());
-    }
-
-    #[test]
-    fn inverse_cdf_picks_the_first_category_whose_cumulative_exceeds_u() {
-        let p = [0.25, 0.25, 0.5];
-        let got: Vec<usize> = [0.0, 0.24, 0.25, 0.49, 0.5, 0.99, 1.0]
-            .iter()
-            .map(|&u| inverse_cdf(&p, u))
-            .collect();
-        assert_eq!(got, vec![0, 0, 1, 1, 2, 2, 2]);
     }
 
     #[test]

@@ -1,18 +1,35 @@
 //! Shared pieces of the phase-dynamics checks: a mixture of linear regressions with known
-//! `θ*` and known per-cluster covariances `Σ_j` (the checks need `Σ_j` exactly, which the
-//! synthetic generator does not expose), federations drawn from it with given labels and sizes
-//! (independent replicates by seed), and seed derivation.
+//! `θ*` and known per-cluster covariances `Σ_j`, federations drawn from it with given labels
+//! and sizes (independent replicates by seed), and seed derivation.
 //!
-//! Randomness: `θ*` from `(seed, ThetaStar, 0)`, the covariance diagonal from
-//! `(seed, Covariance, 0)`, and client `i`'s features / noise from `(seed, Features, i)` /
-//! `(seed, Noise, i)` — the same design as `fedmix::synthetic` (changing σ leaves the features
-//! untouched). Every seed is derived from the check's master seed with [`child`].
+//! Every draw goes through the library's generator ([`fedmix::synthetic`]): `θ*` and `Σ_j`
+//! by [`synthetic::Model::draw`] (streams `(seed, ThetaStar, 0)` and `(seed, Covariance, 0)`,
+//! the `gaussian` θ* law and the `diagonal` covariance law), the data by
+//! [`synthetic::Model::federation`] (client `i`'s features / noise from `(seed, Features, i)` /
+//! `(seed, Noise, i)`, so changing σ leaves the features untouched) — the sampler of every
+//! experiment. Every seed is derived from the check's master seed with [`child`].
 
-use fedmix::federation::{Federation, FederationParts};
-use fedmix::seed_streams::{child_seed, stream, Purpose};
+use fedmix::federation::Federation;
+use fedmix::seed_streams::child_seed;
+use fedmix::synthetic::{self, Covariance, FeatureMap, SettingParams, ThetaDist};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
+
+/// The library setting whose `θ*` / `Σ_j` laws the checks draw from: `k` clusters in `R^d`,
+/// `θ*_j ~ N(0, r² I_d/d)` (`theta = gaussian`), noise scale σ, and `Σ_j` by `covariance`
+/// (`diagonal`: entries `U[α, β]`).
+pub fn setting(d: usize, k: usize, r: f64, sigma: f64, cov: Option<(f64, f64)>) -> SettingParams {
+    let mut s = SettingParams::named("sxy-balanced").expect("a named setting");
+    (s.d, s.k, s.r, s.sigma) = (d, k, r, sigma);
+    s.theta = ThetaDist::Gaussian;
+    s.feature_map = FeatureMap::Identity;
+    s.p = Vec::new();
+    if let Some((alpha, beta)) = cov {
+        (s.covariance, s.cov_min, s.cov_max) = (Covariance::Diagonal, alpha, beta);
+    }
+    s
+}
 
 /// A child seed for experiment part `tag`, replicate `index`.
 pub fn child(seed: u64, tag: u64, index: u64) -> u64 {
@@ -56,13 +73,12 @@ pub struct Mixture {
 }
 
 impl Mixture {
-    /// `θ*_j ~ N(0, r² I_d / d)` (the `sxy-*` law), `Σ_j = I`.
+    /// `θ*_j ~ N(0, r² I_d / d)` (the `sxy-*` law, drawn by the library), `Σ_j = I`.
     pub fn gaussian(d: usize, k: usize, r: f64, sigma: f64, seed: u64) -> Self {
-        let mut rng = stream(seed, Purpose::ThetaStar, 0);
-        let s = r / (d as f64).sqrt();
-        let theta_star = DMatrix::from_fn(d, k, |_, _| s * rng.sample::<f64, _>(StandardNormal));
+        let model = synthetic::Model::draw(&setting(d, k, r, sigma, None), seed)
+            .expect("a valid Gaussian setting");
         Self {
-            theta_star,
+            theta_star: model.theta_star().clone(),
             variances: None,
             sigma,
         }
@@ -79,10 +95,16 @@ impl Mixture {
 
     /// Diagonal `Σ_j` with entries `U[α, β]`, and for every cluster one entry pinned at α and
     /// one at β, so that `λ_min(Σ_j) = α` and `λ_max(Σ_j) = β` exactly.
+    /// The entries are the library's `diagonal` covariance law ([`synthetic::Model::draw`]);
+    /// the pinning is this instance's design (SXY22 Prop. 2 is stated in `κ = β/α`).
     pub fn with_diagonal_covariance(mut self, alpha: f64, beta: f64, seed: u64) -> Self {
         let (d, k) = self.theta_star.shape();
-        let mut rng = stream(seed, Purpose::Covariance, 0);
-        let mut v = DMatrix::from_fn(d, k, |_, _| rng.random_range(alpha..=beta));
+        let law = setting(d, k, 1.0, self.sigma, Some((alpha, beta)));
+        let mut v = synthetic::Model::draw(&law, seed)
+            .expect("a valid diagonal-covariance setting")
+            .variances()
+            .expect("covariance = diagonal")
+            .clone();
         for j in 0..k {
             v[(j % d, j)] = alpha;
             v[((j + 1) % d, j)] = beta;
@@ -114,44 +136,31 @@ impl Mixture {
         v.dot(&self.cov_apply(j, v))
     }
 
-    /// A federation with the given labels and sizes; `seed` selects the replicate.
+    /// The library's model of this mixture ([`synthetic::Model`]).
+    ///
+    /// # Panics
+    /// If `θ*`, `Σ_j` or σ are not finite (or `Σ_j` not positive), which the constructors
+    /// exclude.
+    pub fn model(&self) -> synthetic::Model {
+        synthetic::Model::new(
+            self.theta_star.clone(),
+            self.variances.clone(),
+            self.sigma,
+            FeatureMap::Identity,
+        )
+        .expect("finite θ*, positive Σ_j, σ ≥ 0")
+    }
+
+    /// A federation with the given labels and sizes, drawn by the library's generator
+    /// ([`synthetic::Model::federation`]); `seed` selects the replicate.
     ///
     /// # Panics
     /// If `labels` and `sizes` differ in length, a label is `≥ k`, or a size is 0 (callers
-    /// build them; the federation constructor would reject them).
+    /// build them; the generator rejects them).
     pub fn federation(&self, labels: &[usize], sizes: &[usize], seed: u64) -> Federation {
-        let d = self.d();
-        let total: usize = sizes.iter().sum();
-        let mut features = DMatrix::zeros(d, total);
-        let mut responses = DVector::zeros(total);
-        let mut off = 0;
-        for (i, (&z, &n)) in labels.iter().zip(sizes).enumerate() {
-            let mut frng = stream(seed, Purpose::Features, i as u64);
-            let mut nrng = stream(seed, Purpose::Noise, i as u64);
-            let theta = self.theta_star.column(z);
-            for s in 0..n {
-                let mut col = features.column_mut(off + s);
-                for (r, v) in col.iter_mut().enumerate() {
-                    let g: f64 = frng.sample(StandardNormal);
-                    *v = match &self.variances {
-                        Some(var) => g * var[(r, z)].sqrt(),
-                        None => g,
-                    };
-                }
-                let noise: f64 = nrng.sample(StandardNormal);
-                responses[off + s] = col.dot(&theta) + self.sigma * noise;
-            }
-            off += n;
-        }
-        Federation::new(FederationParts {
-            features,
-            responses,
-            sizes: sizes.to_vec(),
-            labels: Some(labels.to_vec()),
-            theta_star: Some(self.theta_star.clone()),
-            k: Some(self.k()),
-        })
-        .expect("labels, sizes and finite data are built by the caller")
+        self.model()
+            .federation(labels, sizes, seed)
+            .expect("labels, sizes and finite data are built by the caller")
     }
 }
 
@@ -189,14 +198,15 @@ pub fn cluster_least_squares(fed: &Federation, labels: &[usize], k: usize) -> DM
 }
 
 /// Test helper: `got` equals a Student-t reference value `want` computed outside Rust (mpmath
-/// 1.3, 30 digits, regularised incomplete beta) to 10⁻⁸ relative, at the suite's 22 checks
-/// (each check's α is 0.01/22, so the references change with the registry).
+/// 1.3, 30 digits, regularised incomplete beta; `tests/data/t_references.py` regenerates them)
+/// to 10⁻⁸ relative, at the suite's 23 checks (each check's α is 0.01/23, so the references
+/// change with the registry).
 #[cfg(test)]
 pub fn assert_t_reference(got: f64, want: f64) {
     assert_eq!(
         crate::registry().len(),
-        22,
-        "the references assume 22 checks"
+        23,
+        "the references assume 23 checks"
     );
     assert!((got / want - 1.0).abs() < 1e-8, "{got} vs reference {want}");
 }
