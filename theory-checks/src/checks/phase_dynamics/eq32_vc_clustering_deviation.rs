@@ -620,6 +620,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex θ*), σ = {SIGMA}, Σ = I, labels i mod k; family of {} θ fixed before the data (perturbations, ties, random) — the sup over it is a LOWER bound of the true sup", fam.len()),

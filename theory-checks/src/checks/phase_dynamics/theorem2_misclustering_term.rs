@@ -282,6 +282,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes: vec![fit],
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = {K}, d = {D}, σ = {SIGMA}, Σ = I, M = {} alternating clusters, log-normal n_i = max({MIN_SIZE}, round(8 e^(0.8Z))); library run_phase2 (fused round), s = 1, η = {ETA_GAMMA} / max_i ‖φ_i‖²/n_i, {} rounds from the oracle least squares; {} federations per Δ; seeds child(seed, 31, ·)", cfg.pick(CLIENTS, CLIENTS_FULL), cfg.pick(ROUNDS, ROUNDS_FULL), cfg.pick(REPS, REPS_FULL)),

@@ -353,6 +353,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: inv_c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = {K}, d = {D}, Δ = 1, Σ = I, σ = {SIGMA}, M = {CLIENTS} × n_i = {SAMPLES}, cluster 0 = first ρM clients; start θ* + εΔU, ε = {EPSILON}; FedAvg via phase2_round; seeds child(seed, 27, ·)"),
