@@ -865,6 +865,27 @@ fn check_markdown(r: &CheckRecord) -> String {
             ));
         }
     }
+    if !r.constants.is_empty() {
+        md.push_str(
+            "\n| constant | beside | measured | exact | ratio | accepted | α | interval | ok |\n|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for c in &r.constants {
+            md.push_str(&format!(
+                "| {} | {} | {:.6e} | {:.6e} | {:.6} | [{:.6}, {:.6}] | {} | {} | {} |\n",
+                c.quantity,
+                c.beside,
+                c.measured,
+                c.exact,
+                c.ratio(),
+                c.lo,
+                c.hi,
+                c.alpha
+                    .map_or("deterministic".into(), |a| format!("{a:.2e}")),
+                c.interval,
+                if c.ok() { "yes" } else { "**no**" }
+            ));
+        }
+    }
     md.push_str("\n**Setup and details.**\n\n");
     for d in &r.details {
         md.push_str(&format!("- {d}\n"));
