@@ -318,11 +318,11 @@ mod tests {
     use crate::checks::phase_dynamics::support::assert_t_reference;
     #[test]
     fn safety_and_slope_tolerance_by_reference() {
-        // One-sided α/2 = 0.01/22/2 with 20 held-out seeds: t₁₉ quantile 4.2287178…, so
+        // One-sided α/2 = 0.01/23/2 with 20 held-out seeds, so
         // safety = exp(0.099 + t·0.074·√1.05) and the slope tolerance t·0.041·√1.05
         // (mpmath 1.3, 30 digits, regularised incomplete beta).
-        assert_t_reference(super::safety(), 1.521_433_265_060_869_3);
-        assert_t_reference(super::slope_tolerance(), 0.177_658_999_359_293_72);
+        assert_t_reference(super::safety(), 1.523_683_914_228_782_2);
+        assert_t_reference(super::slope_tolerance(), 0.178_478_003_324_907_58);
     }
 
     #[test]
