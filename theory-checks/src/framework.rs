@@ -118,6 +118,43 @@ impl Design {
     }
 }
 
+/// A measured constant compared two-sidedly with its exact value for the instance: passes when
+/// `measured / exact` lies in `[lo, hi]` (a NaN ratio fails). The interval's source is stated in
+/// `interval`; `alpha` is its false-failure probability where it is statistical (`None`: a
+/// deterministic interval derived from the neglected terms, failing a correct implementation
+/// only through rounding beyond its stated slack).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConstantTest {
+    /// What is measured (the tested quantity).
+    pub quantity: String,
+    /// The paper bound this exact value sits beside (paper, lemma / theorem, equation).
+    pub beside: String,
+    /// The library's measured value.
+    pub measured: f64,
+    /// The exact value for the instance.
+    pub exact: f64,
+    /// Smallest accepted `measured / exact`.
+    pub lo: f64,
+    /// Largest accepted `measured / exact`.
+    pub hi: f64,
+    /// False-failure probability of the interval (`None`: deterministic).
+    pub alpha: Option<f64>,
+    /// Where the exact value and the interval come from.
+    pub interval: String,
+}
+
+impl ConstantTest {
+    /// `measured / exact`.
+    pub fn ratio(&self) -> f64 {
+        self.measured / self.exact
+    }
+    /// Whether the ratio lies in `[lo, hi]` (NaN fails).
+    pub fn ok(&self) -> bool {
+        let r = self.ratio();
+        self.lo <= r && r <= self.hi
+    }
+}
+
 /// Which side of the prediction a slope test guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -226,6 +263,9 @@ pub struct CheckRecord {
     pub constant: Option<f64>,
     /// Fitted slopes.
     pub slopes: Vec<SlopeFit>,
+    /// Measured constants compared with their exact values (empty for most checks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constants: Vec<ConstantTest>,
     /// Whether the check passed.
     pub passed: bool,
     /// Detail lines (grid, seeds, α, what a row means).
@@ -260,6 +300,18 @@ impl CheckRecord {
                 f.slope,
                 f.prediction(),
                 if f.ok() { "ok" } else { "MISMATCH" }
+            ));
+        }
+        for c in &self.constants {
+            s.push_str(&format!(
+                "\n      constant {}: measured {:.6e}, exact {:.6e}, ratio {:.6} in [{:.6}, {:.6}] {}",
+                c.quantity,
+                c.measured,
+                c.exact,
+                c.ratio(),
+                c.lo,
+                c.hi,
+                if c.ok() { "ok" } else { "MISMATCH" }
             ));
         }
         for d in &self.details {

@@ -347,6 +347,9 @@ struct SeedOutcome {
     statistic: f64,
     bound: f64,
     slopes: Vec<theory_checks::framework::SlopeFit>,
+    /// Measured constants against their exact values (absent in files written before them).
+    #[serde(default)]
+    constants: Vec<theory_checks::framework::ConstantTest>,
     /// The commit of the binary that computed it.
     commit: String,
 }
@@ -373,7 +376,7 @@ struct RobustnessFile {
 /// `--seeds A..B`: every selected check at every master seed in turn (sequential over seeds;
 /// each check is seeded from its master seed alone, so a record is the same as in a
 /// single-seed run), then the table of passes out of seeds. Writes only
-/// `seed-robustness.{md,json}` and `power.{md,json}` in `--out`, rewritten (atomically) after
+/// `seed-robustness.{md,json}`, `power.{md,json}` and `detectable-effect.json` in `--out`, rewritten (atomically) after
 /// every seed, so a run cut off keeps every finished seed; `--resume` keeps the outcomes of
 /// `seed-robustness.json` (same profile) and computes only the missing (check, seed) pairs.
 /// `Ok(false)` when any check fails at any seed.
@@ -457,6 +460,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
                         statistic: r.statistic,
                         bound: r.bound,
                         slopes: r.slopes.clone(),
+                        constants: r.constants.clone(),
                         commit: report::build_commit(),
                     });
                 }
@@ -476,7 +480,8 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
 }
 
 /// Recount `table` (outcomes sorted by seed) and write `seed-robustness.{md,json}` and
-/// `power.{md,json}` for master seeds `a..=b` into `out`, atomically.
+/// `power.{md,json}` (with the detectable-effect table) and `detectable-effect.json` for master
+/// seeds `a..=b` into `out`, atomically.
 fn write_robustness(
     out: &std::path::Path,
     table: &mut [Robustness],
@@ -517,16 +522,32 @@ fn write_robustness(
         })
         .collect();
     let rows = theory_checks::power::power_table(&runs);
-    if !rows.is_empty() {
+    let constant_runs: Vec<(String, u64, Vec<theory_checks::framework::ConstantTest>)> = table
+        .iter()
+        .flat_map(|row| {
+            row.outcomes
+                .iter()
+                .filter(|o| (a..=b).contains(&o.seed))
+                .map(|o| (row.name.clone(), o.seed, o.constants.clone()))
+        })
+        .collect();
+    let effects = theory_checks::power::effect_table(&constant_runs);
+    if !rows.is_empty() || !effects.is_empty() {
         let header = format!(
             "Master seeds {a}..={b}, {} profile, from the runs of [seed-robustness.md](seed-robustness.md).",
             profile_name(profile)
         );
-        let md = theory_checks::power::power_markdown(&rows, &header);
+        let mut md = theory_checks::power::power_markdown(&rows, &header);
+        if !effects.is_empty() {
+            md.push_str(&theory_checks::power::effect_markdown(&effects));
+        }
         fedmix::io::write_atomic(&out.join("power.md"), md.as_bytes())
             .map_err(|e| e.to_string())?;
         let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
         fedmix::io::write_atomic(&out.join("power.json"), json.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let json = serde_json::to_string_pretty(&effects).map_err(|e| e.to_string())?;
+        fedmix::io::write_atomic(&out.join("detectable-effect.json"), json.as_bytes())
             .map_err(|e| e.to_string())?;
     }
     Ok(())
@@ -841,6 +862,27 @@ fn check_markdown(r: &CheckRecord) -> String {
                 side_marks(s.side).1.trim(),
                 s.tolerance,
                 if s.ok() { "yes" } else { "**no**" }
+            ));
+        }
+    }
+    if !r.constants.is_empty() {
+        md.push_str(
+            "\n| constant | beside | measured | exact | ratio | accepted | α | interval | ok |\n|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for c in &r.constants {
+            md.push_str(&format!(
+                "| {} | {} | {:.6e} | {:.6e} | {:.6} | [{:.6}, {:.6}] | {} | {} | {} |\n",
+                c.quantity,
+                c.beside,
+                c.measured,
+                c.exact,
+                c.ratio(),
+                c.lo,
+                c.hi,
+                c.alpha
+                    .map_or("deterministic".into(), |a| format!("{a:.2e}")),
+                c.interval,
+                if c.ok() { "yes" } else { "**no**" }
             ));
         }
     }

@@ -19,9 +19,9 @@
 //! violated by a shallower quantity, so its power is measured at `+δ` only (and a lower bound at
 //! `−δ` only).
 
-use crate::framework::{Design, Side, SlopeFit};
+use crate::framework::{ConstantTest, Design, Side, SlopeFit};
 use crate::ledger::{mean_ci, Estimate};
-use fedmix::prec::min_nan;
+use fedmix::prec::{max_nan, min_nan};
 use serde::Serialize;
 
 /// The exponent error the checks must reject (in exponent units for power laws; relative for
@@ -286,6 +286,153 @@ pub fn power_markdown(rows: &[PowerRow], header: &str) -> String {
     md
 }
 
+/// Required power of a constant test against a scale error (the detectable effect is the
+/// smallest scale error rejected at this rate).
+pub const EFFECT_POWER: f64 = 0.9;
+/// The scale error every constant test should detect.
+pub const TARGET_EFFECT: f64 = 1.25;
+
+/// One constant test of one check across seeds: the smallest multiplicative error of the tested
+/// quantity it detects with power ≥ [`EFFECT_POWER`].
+///
+/// At seed i with measured/exact ratio `r_i` and accepted interval `[lo_i, hi_i]`, the quantity
+/// scaled by `f > 1` is rejected iff `f r_i > hi_i`, i.e. `f > hi_i / r_i`; scaled by `1/f`
+/// iff `f > r_i / lo_i` (the seed's own noise kept, as in [`power_table`]). The detectable effect
+/// in a direction is the [`EFFECT_POWER`]-quantile over seeds of those thresholds (the smallest
+/// `f` that ≥ 90 % of the seeds reject); the row's effect is the larger of the two directions.
+#[derive(Clone, Debug, Serialize)]
+pub struct EffectRow {
+    /// Check name.
+    pub check: String,
+    /// The tested quantity.
+    pub quantity: String,
+    /// The paper bound it sits beside.
+    pub beside: String,
+    /// Mean of the exact values over seeds.
+    pub exact: f64,
+    /// Mean measured/exact ratio.
+    pub ratio: f64,
+    /// Mean accepted interval of the ratio.
+    pub lo: f64,
+    /// Mean upper end.
+    pub hi: f64,
+    /// The interval's α (`None`: deterministic).
+    pub alpha: Option<f64>,
+    /// Smallest `f` such that `× f` is rejected at ≥ 90 % of the seeds.
+    pub effect_up: f64,
+    /// Smallest `f` such that `÷ f` is rejected at ≥ 90 % of the seeds.
+    pub effect_down: f64,
+    /// Seeds at which the test passes.
+    pub passes: usize,
+    /// Seeds.
+    pub seeds: usize,
+}
+
+impl EffectRow {
+    /// The detectable effect: the larger of the two directions.
+    pub fn effect(&self) -> f64 {
+        max_nan(self.effect_up, self.effect_down)
+    }
+    /// Whether a [`TARGET_EFFECT`] error is detected in both directions (NaN: not met).
+    pub fn meets_target(&self) -> bool {
+        self.effect() <= TARGET_EFFECT
+    }
+}
+
+/// The [`EFFECT_POWER`]-quantile (nearest rank, upper) of `v`; NaN if any entry is NaN.
+fn power_quantile(v: &[f64]) -> f64 {
+    if v.iter().any(|x| x.is_nan()) || v.is_empty() {
+        return f64::NAN;
+    }
+    crate::framework::quantile(v, EFFECT_POWER)
+}
+
+/// The detectable-effect table from `(check, seed, constant tests)` triples: one row per
+/// (check, quantity), in the order first seen. A quantity's name may carry an instance suffix
+/// `(instance i)`; rows are keyed by the full name.
+pub fn effect_table(runs: &[(String, u64, Vec<ConstantTest>)]) -> Vec<EffectRow> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for (check, _, tests) in runs {
+        for t in tests {
+            let k = (check.clone(), t.quantity.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|(check, quantity)| {
+            let tests: Vec<&ConstantTest> = runs
+                .iter()
+                .filter(|(c, _, _)| *c == check)
+                .flat_map(|(_, _, t)| t.iter().filter(|t| t.quantity == quantity))
+                .collect();
+            let n = tests.len() as f64;
+            let mean =
+                |f: &dyn Fn(&ConstantTest) -> f64| tests.iter().map(|t| f(t)).sum::<f64>() / n;
+            let up: Vec<f64> = tests.iter().map(|t| t.hi / t.ratio()).collect();
+            let down: Vec<f64> = tests.iter().map(|t| t.ratio() / t.lo).collect();
+            EffectRow {
+                check: check.clone(),
+                quantity: quantity.clone(),
+                beside: tests[0].beside.clone(),
+                exact: mean(&|t| t.exact),
+                ratio: mean(&|t| t.ratio()),
+                lo: mean(&|t| t.lo),
+                hi: mean(&|t| t.hi),
+                alpha: tests[0].alpha,
+                // A threshold below 1 means the unscaled quantity already fails there: any
+                // error in that direction is detected.
+                effect_up: max_nan(power_quantile(&up), 1.0),
+                effect_down: max_nan(power_quantile(&down), 1.0),
+                passes: tests.iter().filter(|t| t.ok()).count(),
+                seeds: tests.len(),
+            }
+        })
+        .collect()
+}
+
+/// The detectable-effect table as markdown (a section of `power.md`).
+pub fn effect_markdown(rows: &[EffectRow]) -> String {
+    let mut md = format!(
+        "\n## Detectable effect of the constant tests\n\n\
+         Each measured constant is compared two-sidedly with its exact value for the instance \
+         (ratio measured/exact inside the stated interval). Detectable effect: the smallest \
+         factor f such that the quantity multiplied by f, and divided by f, is rejected at \
+         ≥ {:.0} % of the seeds (each seed's own ratio scaled, its interval kept). Target: \
+         {TARGET_EFFECT}×.\n\n\
+         | check | quantity | beside | exact (mean) | ratio (mean) | interval (mean) | α | × f detected from | ÷ f detected from | detectable effect | meets {TARGET_EFFECT}× | passes |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        100.0 * EFFECT_POWER
+    );
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {} | {} | {:.4e} | {:.6} | [{:.6}, {:.6}] | {} | {:.4} | {:.4} | {:.4} | {} | {}/{} |\n",
+            r.check,
+            r.quantity,
+            r.beside,
+            r.exact,
+            r.ratio,
+            r.lo,
+            r.hi,
+            r.alpha.map_or("deterministic".into(), |a| format!("{a:.2e}")),
+            r.effect_up,
+            r.effect_down,
+            r.effect(),
+            if r.meets_target() { "yes" } else { "**no**" },
+            r.passes,
+            r.seeds
+        ));
+    }
+    let met = rows.iter().filter(|r| r.meets_target()).count();
+    md.push_str(&format!(
+        "\n{met} of {} constant tests detect a {TARGET_EFFECT}× error with power ≥ {:.0} %.\n",
+        rows.len(),
+        100.0 * EFFECT_POWER
+    ));
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,5 +501,44 @@ mod tests {
         f.tolerance = 0.3;
         let r = &power_table(&[("c".to_string(), 1, vec![f])])[0];
         assert_eq!((r.reject_plus, r.reject_minus), (Some(0.0), Some(0.0)));
+    }
+
+    fn constant(ratio: f64, lo: f64, hi: f64) -> ConstantTest {
+        ConstantTest {
+            quantity: "q".into(),
+            beside: "b".into(),
+            measured: ratio * 2.0,
+            exact: 2.0,
+            lo,
+            hi,
+            alpha: None,
+            interval: "i".into(),
+        }
+    }
+
+    /// Ratios 1.0 and 1.1 in [0.9, 1.2]: × f is rejected from f = 1.2 (ratio 1) and 1.2/1.1;
+    /// the 0.9-quantile of the thresholds over two seeds is the larger, 1.2. ÷ f: 1/0.9 and
+    /// 1.1/0.9, the larger 1.2222.
+    #[test]
+    fn the_detectable_effect_is_the_ninety_percent_quantile_of_the_thresholds() {
+        let runs = vec![
+            ("c".to_string(), 1, vec![constant(1.0, 0.9, 1.2)]),
+            ("c".to_string(), 2, vec![constant(1.1, 0.9, 1.2)]),
+        ];
+        let r = &effect_table(&runs)[0];
+        assert!((r.effect_up - 1.2).abs() < 1e-12, "{}", r.effect_up);
+        assert!(
+            (r.effect_down - 1.1 / 0.9).abs() < 1e-12,
+            "{}",
+            r.effect_down
+        );
+        assert!((r.effect() - 1.1 / 0.9).abs() < 1e-12 && r.meets_target());
+        assert_eq!(r.passes, 2);
+        // A wide interval misses the target; a NaN ratio never meets it.
+        let wide = vec![("c".to_string(), 1, vec![constant(1.0, 0.7, 1.3)])];
+        assert!(!effect_table(&wide)[0].meets_target());
+        let nan = vec![("c".to_string(), 1, vec![constant(f64::NAN, 0.9, 1.1)])];
+        let r = &effect_table(&nan)[0];
+        assert!(r.effect().is_nan() && !r.meets_target() && r.passes == 0);
     }
 }

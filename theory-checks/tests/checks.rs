@@ -248,6 +248,6 @@ fn the_registry_is_every_committed_check() {
         .map(|r| r["name"].as_str().unwrap())
         .collect();
     let names: Vec<&str> = registry().iter().map(|(n, _)| *n).collect();
-    assert_eq!(names.len(), 23);
+    assert_eq!(names.len(), 24);
     assert_eq!(names, committed);
 }

@@ -410,6 +410,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: 1.0,
         constant: None,
         slopes: Vec::new(),
+        constants: Vec::new(),
         passed: worst <= 1.0,
         details,
         figure: None,

@@ -2,7 +2,7 @@
 
 `prediction_tolerance(sd, n, a, two_sided) = t_{n-1}^{-1}(1 - a') * sd * sqrt(1 + 1/n)`,
 a' = a/2 when two-sided; each check's α is 0.01 / (number of checks). The t quantile is the
-root of the regularised incomplete beta form of the t CDF. Usage: python3 t_references.py 23
+root of the regularised incomplete beta form of the t CDF. Usage: python3 t_references.py 24
 """
 import sys
 from mpmath import mp, mpf, betainc, findroot, sqrt, exp

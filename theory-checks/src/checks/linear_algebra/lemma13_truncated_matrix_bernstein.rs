@@ -237,6 +237,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("families: product a = (g h) x (g, h ~ N(0,1), x ~ N(0, I_d)); residual moments ε(x, y, θ)/√(δ²+σ²) at θ = 0, σ = {SIGMA}, ‖θ*‖ ≈ 1"),

@@ -146,6 +146,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes: vec![slope],
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("ε ∈ {EPSILONS:?}; {trials} draws per (d, ℓ) cell, each draw tested against every ε"),

@@ -255,6 +255,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = 3, θ*_j ~ N(0, I/d), Σ_j = βI = 2I or diag(U[0.5, 2]) as named; m clients with one pair each, labels ~ p; N = 2m; {reps} replicates per cell, statistic = {QUANTILE}-quantile of ‖Y − E Y‖₂ / ((δ² + σ²) ξ₁)"),

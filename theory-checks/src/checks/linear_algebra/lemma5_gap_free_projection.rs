@@ -316,6 +316,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound,
         constant: Some(ITERATION_CONSTANT),
         slopes: vec![slope],
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("{instances} adversarial instances: d ∈ {dims:?}, k ∈ {ks:?}, ε/H² ∈ {ratios:?}, H ∈ {hs:?}, {reps} per cell (F = −ε v vᵀ and F = −ε P_b alternating); cell c seeded by child_seed(seed, {SEED_TAG} + c)"),

@@ -275,6 +275,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("anchor in cluster 0 of a uniform k-mixture, θ*_j ~ N(0, I/d), Σ_j = βI = 2I or diag(U[0.5, 2]) and Û random or containing Σ_0(θ*_0 − θ), as named; 2ℓ samples per replicate; N = 2ℓ; {reps} replicates per cell, statistic = {QUANTILE}-quantile of ‖A − E A‖₂ / ((‖θ*_0 − θ‖² + σ²) ξ₂); {} instance(s) per validation series (the slope is fitted on the geometric mean over instances at each ℓ, i.e. it is the mean of the instances' slopes; the constant is judged on every instance's cells; the figure shows instance 0)", instances(cfg)),

@@ -271,6 +271,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("sxy-balanced, k = 2, labels i mod 2 (nested federations along a series), n_i = {N_I}, Σ_j = diag(U[0.5, 2]), one η per series with γ = {GAMMA} on its largest federation; FedAvg s ∈ {{1, 5, 20}} and FedProx; both clusters; series {grid:?} ({cell_id} cells)"),

@@ -593,6 +593,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: c2,
         constant: Some(c2),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("linear model, x ~ N(0, I_d), θ*_j = (Δ/√2)e_j, Δ = {DELTA}, machine i in cluster i mod k (p = 1/k); library IFCA option I (ifca_round, full participation, F_i = ‖y − Xθ‖²/(2n'), so γ_lib = 2γ_IFCA); fresh data every round (seeds child(seed, 31–33, ·))"),

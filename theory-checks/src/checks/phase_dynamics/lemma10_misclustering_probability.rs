@@ -259,6 +259,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: 1.0,
         constant: Some(c),
         slopes,
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex), Σ = I, ε = Δ/3, θ_j moved by ε towards the mean of the other centres (d(θ, θ*) = ε)"),

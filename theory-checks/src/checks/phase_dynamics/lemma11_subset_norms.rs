@@ -149,6 +149,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound,
         constant: Some(c_phi),
         slopes: Vec::new(),
+        constants: Vec::new(),
         passed,
         details,
         figure: Some(Figure {

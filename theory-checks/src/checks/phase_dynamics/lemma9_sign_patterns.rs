@@ -293,6 +293,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: 1.0,
         constant: None,
         slopes: Vec::new(),
+        constants: Vec::new(),
         passed,
         details: [
             vec![

@@ -4,6 +4,7 @@
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; [`support`] holds their shared pieces.
 
 pub mod eq32_vc_clustering_deviation;
+pub mod exact_contraction_constants;
 pub mod ifca_theorem1_contraction;
 pub mod lemma10_misclustering_probability;
 pub mod lemma11_subset_norms;
@@ -52,6 +53,10 @@ pub fn all() -> Vec<Check> {
         (
             "srfca_refine_misclustering",
             srfca_refine_misclustering::run,
+        ),
+        (
+            "exact_contraction_constants",
+            exact_contraction_constants::run,
         ),
     ]
 }

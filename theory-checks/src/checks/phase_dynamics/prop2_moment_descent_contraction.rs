@@ -329,6 +329,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: 1.0,
         constant: Some(c),
         slopes: Vec::new(),
+        constants: Vec::new(),
         passed,
         details: vec![
             format!("k = {K}, d = {D}, σ = {SIGMA}, θ*_j ~ N(0, I/d); {ANCHORS} anchors (2 per cluster) per grid point; {starts} starts per point (half near a centre at radius 0.05–3Δ, half uniform in the ball of radius 2 max‖θ*_j‖); Σ_j = I and diagonal Σ_j ∈ [{}, {}]", DIAG.0, DIAG.1),

@@ -229,6 +229,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         bound: critical as f64,
         constant: None,
         slopes: Vec::new(),
+        constants: Vec::new(),
         passed: failures <= critical,
         details: vec![
             format!("k = {K}, d = {D}, σ = {SIGMA}, θ*_j = (Δ/√2)e_j, Δ = {DELTA}; {CLIENTS} clients × {SAMPLES} samples + {CANDIDATES} anchor candidates × {CANDIDATE_SAMPLES}; labels i mod k; practical FedMD (all-pairs, SVD), n_H = ⌈log N / p_min⌉, T = {iters}, ε_stop = {EPSILON_STOP}, claim ε = {EPSILON}"),
