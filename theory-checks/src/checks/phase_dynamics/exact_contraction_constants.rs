@@ -126,24 +126,32 @@ impl Part {
 /// assigned `i mod 3`, d = 6, 24 clients of log-normal sizes in [12, 120], diagonal
 /// covariances with entries in [0.5, 2], σ = 0.3, `‖θ*_j‖ ≈ 4`.
 fn instance(seed: u64) -> Option<Federation> {
-    let sets: Vec<(String, String)> = [
-        ("k", "3"),
-        ("d", "6"),
-        ("clients", "24"),
-        ("samples", "40"),
-        ("sizes", "lognormal"),
-        ("size_min", "12"),
-        ("size_max", "120"),
-        ("labels", "modulo"),
-        ("covariance", "diagonal"),
-        ("cov_min", "0.5"),
-        ("cov_max", "2"),
-        ("sigma", "0.3"),
-        ("r", "4"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
+    balanced(
+        seed,
+        &[
+            ("k", "3"),
+            ("d", "6"),
+            ("clients", "24"),
+            ("samples", "40"),
+            ("sizes", "lognormal"),
+            ("size_min", "12"),
+            ("size_max", "120"),
+            ("labels", "modulo"),
+            ("covariance", "diagonal"),
+            ("cov_min", "0.5"),
+            ("cov_max", "2"),
+            ("sigma", "0.3"),
+            ("r", "4"),
+        ],
+    )
+}
+
+/// The training federation of `sxy-balanced` at `seed` with the data overrides `sets`.
+fn balanced(seed: u64, sets: &[(&str, &str)]) -> Option<Federation> {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     generate_named("sxy-balanced", seed, &sets)
         .ok()
         .map(|d| d.train)
@@ -348,21 +356,18 @@ fn deterministic_interval(q: f64, c: f64, w: usize) -> (f64, f64) {
 /// The Phase 1 instance: `sxy-balanced` with k = 3, d = 6, 24 clients of 400 samples
 /// (`i mod 3`), Σ_j = I, σ = 0.1, `θ*_j ~ N(0, 4²I/d)`.
 fn phase1_instance(seed: u64) -> Option<Federation> {
-    let sets: Vec<(String, String)> = [
-        ("k", "3"),
-        ("d", "6"),
-        ("clients", "24"),
-        ("samples", "400"),
-        ("labels", "modulo"),
-        ("sigma", "0.1"),
-        ("r", "4"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
-    generate_named("sxy-balanced", seed, &sets)
-        .ok()
-        .map(|d| d.train)
+    balanced(
+        seed,
+        &[
+            ("k", "3"),
+            ("d", "6"),
+            ("clients", "24"),
+            ("samples", "400"),
+            ("labels", "modulo"),
+            ("sigma", "0.1"),
+            ("r", "4"),
+        ],
+    )
 }
 
 /// Phase 1 (α = β = 1 for Σ_j = I): the mean over 12 anchors of one `run_fedmd` iteration's
