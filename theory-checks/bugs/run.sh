@@ -72,9 +72,12 @@ elif cmd == "validate":
     if bad := [m for name in args for m in problems(bugs[name])]:
         sys.exit("\n".join(bad))
 elif cmd == "failed":
-    # args: summary.json; prints the names of the failed checks, comma-separated
+    # args: summary.json; prints the names of the failed checks, comma-separated, then those
+    # inconclusive (a guard failed, no test did: not a kill) as "(inconclusive: …)"
     recs = json.load(open(args[0], encoding="utf-8"))
-    print(", ".join(r["name"] for r in recs if not r["passed"]))
+    failed = [r["name"] for r in recs if not r["passed"] and not r.get("inconclusive")]
+    unsure = [r["name"] for r in recs if not r["passed"] and r.get("inconclusive")]
+    print(", ".join(failed) + (f" (inconclusive: {', '.join(unsure)})" if unsure else ""))
 else:
     sys.exit(f"unknown command {cmd}")
 PY
@@ -139,7 +142,7 @@ run_one() { # name (or empty for the unpatched baseline)
             failed="TIMEOUT after ${TIMEOUT} s (see $log)"
         elif [ -f "$out/theory/summary.json" ]; then
             failed="$(catalogue failed "$out/theory/summary.json")"
-            [ -z "$failed" ] && failed="SURVIVES (exit $status)"
+            case "$failed" in "" | " ("*) failed="SURVIVES (exit $status)$failed" ;; esac
         else
             # A panic aborts the runner before the summary is written: name the check.
             local where
@@ -166,7 +169,8 @@ WALL=$(($(date +%s) - T0))
     echo "Commit \`$COMMIT\` (branch $(git branch --show-current)), $(date -u '+%Y-%m-%d %H:%M UTC'),"
     echo "seed $SEED, quick profile, checks only; each bug applied alone to the library and"
     echo "reverted afterwards. \"killed by\" lists the checks that FAILED (summary.json of the"
-    echo "run); SURVIVES means every check passed. Time = incremental release build + checks."
+    echo "run); SURVIVES means no check failed (a check left inconclusive is named, not a kill)."
+    echo "Time = incremental release build + checks."
     echo "Whole run: ${WALL} s on this machine (2 cores shared with other jobs)."
     echo
     echo "| bug | file | killed by (checks that failed) | time |"

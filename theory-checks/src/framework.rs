@@ -266,15 +266,102 @@ pub struct CheckRecord {
     /// Measured constants compared with their exact values (empty for most checks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constants: Vec<ConstantTest>,
-    /// Whether the check passed.
+    /// Whether the check passed: every test it ran held and every guard of its design held.
     pub passed: bool,
+    /// Why the check could not test, when a guard of its design (a non-vacuity or power
+    /// requirement: the region a bound speaks about was reached, a bound bites, a test has
+    /// power) failed while every test it ran held: the verdict is then
+    /// [`Verdict::Inconclusive`], counted apart from a fail. `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inconclusive: Option<String>,
     /// Detail lines (grid, seeds, α, what a row means).
     pub details: Vec<String>,
     /// Figure data.
     pub figure: Option<Figure>,
 }
 
+/// What a check concluded at one seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// Every test and every guard held.
+    Pass,
+    /// A test failed.
+    Fail,
+    /// Every test held but a guard failed: the check could not test (see
+    /// [`CheckRecord::inconclusive`]).
+    Inconclusive,
+}
+
+impl Verdict {
+    /// `PASS`, `FAIL` or `INCONCLUSIVE`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+        }
+    }
+
+    /// The verdict in a report's table: `pass`, `**FAIL**` or `*inconclusive*`.
+    pub fn markdown(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "**FAIL**",
+            Verdict::Inconclusive => "*inconclusive*",
+        }
+    }
+}
+
+/// A requirement of a check's design that is not itself a test of the claim: a non-vacuity
+/// guard (the regime the bound speaks about was reached) or a power requirement. When one
+/// fails the check could not test, so it reports [`Verdict::Inconclusive`] rather than a pass
+/// or a fail.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    /// What is required, as printed when it fails.
+    pub requirement: String,
+    /// Whether it holds.
+    pub holds: bool,
+}
+
+impl Guard {
+    /// A guard `requirement` that `holds` or not.
+    pub fn new(requirement: impl Into<String>, holds: bool) -> Self {
+        Self {
+            requirement: requirement.into(),
+            holds,
+        }
+    }
+}
+
+/// `(passed, inconclusive)` of a [`CheckRecord`] from whether every test held and the design's
+/// guards: passed when all hold; inconclusive (with the failed guards' requirements) when the
+/// tests held but a guard failed; a fail when a test failed, whatever the guards — a failed
+/// test is evidence against the claim even where a guard says the design was weak.
+pub fn outcome(tests_hold: bool, guards: &[Guard]) -> (bool, Option<String>) {
+    let failed: Vec<&str> = guards
+        .iter()
+        .filter(|g| !g.holds)
+        .map(|g| g.requirement.as_str())
+        .collect();
+    let passed = tests_hold && failed.is_empty();
+    let inconclusive = (tests_hold && !failed.is_empty()).then(|| failed.join("; "));
+    (passed, inconclusive)
+}
+
 impl CheckRecord {
+    /// The verdict: [`Verdict::Pass`] when `passed`, [`Verdict::Inconclusive`] when a guard
+    /// failed with every test holding, [`Verdict::Fail`] otherwise.
+    pub fn verdict(&self) -> Verdict {
+        if self.passed {
+            Verdict::Pass
+        } else if self.inconclusive.is_some() {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Fail
+        }
+    }
+
     /// Print the statistic next to its bound (before any assertion is made).
     pub fn print(&self) {
         println!("{}", self.summary_line());
@@ -284,7 +371,7 @@ impl CheckRecord {
     pub fn summary_line(&self) -> String {
         let mut s = format!(
             "[{}] {}: statistic {:.6e} vs bound {:.6e}{} — {} [{}]",
-            if self.passed { "PASS" } else { "FAIL" },
+            self.verdict().label(),
             self.name,
             self.statistic,
             self.bound,
@@ -313,6 +400,9 @@ impl CheckRecord {
                 c.hi,
                 if c.ok() { "ok" } else { "MISMATCH" }
             ));
+        }
+        if let Some(why) = self.inconclusive.as_ref().filter(|_| !self.passed) {
+            s.push_str(&format!("\n      inconclusive: {why}"));
         }
         for d in &self.details {
             s.push_str(&format!("\n      {d}"));
@@ -419,6 +509,21 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_failed_guard_is_inconclusive_only_when_every_test_held() {
+        use super::{outcome, Guard};
+        let weak = [
+            Guard::new("region reached", false),
+            Guard::new("bites", true),
+        ];
+        let strong = [Guard::new("region reached", true)];
+        assert_eq!(outcome(true, &strong), (true, None));
+        assert_eq!(outcome(true, &weak), (false, Some("region reached".into())));
+        assert_eq!(outcome(false, &weak), (false, None));
+        assert_eq!(outcome(false, &strong), (false, None));
+        assert_eq!(outcome(true, &[]), (true, None));
+    }
+
     use super::*;
 
     #[test]

@@ -16,6 +16,7 @@ pub mod figure;
 pub mod framework;
 pub mod ledger;
 pub mod power;
+pub mod robustness;
 pub mod style;
 /// The progress display, shared with the `fedmix` CLI.
 pub use fedmix::progress;
@@ -61,12 +62,7 @@ pub fn run_selected(cfg: &CheckConfig, only: Option<&str>, verbose: bool) -> Vec
             progress.println(&if verbose {
                 r.summary_line()
             } else {
-                format!(
-                    "[{}] {} (seed {})",
-                    if r.passed { "PASS" } else { "FAIL" },
-                    r.name,
-                    cfg.seed
-                )
+                format!("[{}] {} (seed {})", r.verdict().label(), r.name, cfg.seed)
             });
             progress.step(i + 1, name);
             r

@@ -1,14 +1,15 @@
 //! Runner: every theory check → `docs/theory/` (one SVG + JSON per check, a README table and
 //! `summary.json`), then every experiment of `experiments/` → `docs/experiments/` and
 //! `docs/REPORT.md`; subcommands `experiment` (a shard of one sweep) and `merge`. Exit status 1
-//! when a check fails, 2 on a usage or I/O error.
+//! when a check fails or is inconclusive, 2 on a usage or I/O error.
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use theory_checks::experiment::report;
 use theory_checks::experiment::{parse_shard, Experiment, RunOptions};
-use theory_checks::framework::Side;
+use theory_checks::framework::{Side, Verdict};
+use theory_checks::robustness::{self, Robustness, RobustnessFile, SeedOutcome};
 use theory_checks::{figure, run_all, run_selected, selected, CheckConfig, CheckRecord, Profile};
 
 #[derive(Parser)]
@@ -310,13 +311,13 @@ fn run_everything(args: &Args) -> Result<bool, String> {
         };
         let records = run_all(&cfg, args.only.as_deref());
         write_reports(&dirs(args).0, &cfg, &records, args.only.is_some())?;
-        let failed = records.iter().filter(|r| !r.passed).count();
+        let count = |v: Verdict| records.iter().filter(|r| r.verdict() == v).count();
+        let (failed, inconclusive) = (count(Verdict::Fail), count(Verdict::Inconclusive));
         println!(
-            "theory checks: {} passed, {} failed",
-            records.len() - failed,
-            failed
+            "theory checks: {} passed, {failed} failed, {inconclusive} inconclusive",
+            count(Verdict::Pass)
         );
-        ok = failed == 0;
+        ok = failed == 0 && inconclusive == 0;
     }
     if !args.no_experiments {
         run_experiments(args)?;
@@ -337,40 +338,6 @@ fn parse_seed_range(s: &str) -> Result<(u64, u64), String> {
         return Err(bad());
     }
     Ok((a, b))
-}
-
-/// One check's outcome at one master seed.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SeedOutcome {
-    seed: u64,
-    passed: bool,
-    statistic: f64,
-    bound: f64,
-    slopes: Vec<theory_checks::framework::SlopeFit>,
-    /// Measured constants against their exact values (absent in files written before them).
-    #[serde(default)]
-    constants: Vec<theory_checks::framework::ConstantTest>,
-    /// The commit of the binary that computed it.
-    commit: String,
-}
-
-/// Per check: how many of the seeds it passes, and its outcome at each.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Robustness {
-    name: String,
-    passes: usize,
-    seeds: usize,
-    failing_seeds: Vec<u64>,
-    outcomes: Vec<SeedOutcome>,
-}
-
-/// `seed-robustness.json`: the table plus what a resumed run must match.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct RobustnessFile {
-    profile: String,
-    /// Wall seconds of every invocation that computed outcomes, summed.
-    wall_seconds: f64,
-    checks: Vec<Robustness>,
 }
 
 /// `--seeds A..B`: every selected check at every master seed in turn (sequential over seeds;
@@ -419,13 +386,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
                 .and_then(|f| f.checks.iter_mut().find(|r| &r.name == name))
                 .map(|r| std::mem::take(&mut r.outcomes))
                 .unwrap_or_default();
-            Robustness {
-                name: name.clone(),
-                passes: 0,
-                seeds: 0,
-                failing_seeds: Vec::new(),
-                outcomes,
-            }
+            Robustness::new(name.clone(), outcomes)
         })
         .collect();
     // Checks of the kept file outside this selection stay in it and in its tables, in the
@@ -457,6 +418,7 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
                     row.outcomes.push(SeedOutcome {
                         seed,
                         passed: r.passed,
+                        inconclusive: r.verdict() == Verdict::Inconclusive,
                         statistic: r.statistic,
                         bound: r.bound,
                         slopes: r.slopes.clone(),
@@ -467,90 +429,16 @@ fn seed_robustness(args: &Args, profile: Profile, (a, b): (u64, u64)) -> Result<
             }
         }
         let secs = earlier_secs + started.elapsed().as_secs_f64();
-        write_robustness(&out, &mut table, profile, (a, seed), secs)?;
+        robustness::write(&out, &mut table, profile_name(profile), (a, seed), secs)?;
         all_ok = table
             .iter()
             .filter(|r| names.contains(&r.name))
-            .all(|r| r.passes == r.seeds);
+            .all(Robustness::always_passed);
     }
     earlier_secs += started.elapsed().as_secs_f64();
-    let md = robustness_markdown(&table, profile, (a, b), earlier_secs);
+    let md = robustness::markdown(&table, profile_name(profile), (a, b), earlier_secs);
     print!("{md}");
     Ok(all_ok)
-}
-
-/// Recount `table` (outcomes sorted by seed) and write `seed-robustness.{md,json}` and
-/// `power.{md,json}` (with the detectable-effect table) and `detectable-effect.json` for master
-/// seeds `a..=b` into `out`, atomically.
-fn write_robustness(
-    out: &std::path::Path,
-    table: &mut [Robustness],
-    profile: Profile,
-    (a, b): (u64, u64),
-    secs: f64,
-) -> Result<(), String> {
-    for row in table.iter_mut() {
-        row.outcomes.sort_by_key(|o| o.seed);
-        let upto: Vec<&SeedOutcome> = row
-            .outcomes
-            .iter()
-            .filter(|o| (a..=b).contains(&o.seed))
-            .collect();
-        row.seeds = upto.len();
-        row.passes = upto.iter().filter(|o| o.passed).count();
-        row.failing_seeds = upto.iter().filter(|o| !o.passed).map(|o| o.seed).collect();
-    }
-    let md = robustness_markdown(table, profile, (a, b), secs);
-    fedmix::io::write_atomic(&out.join("seed-robustness.md"), md.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let file = serde_json::json!({
-        "profile": profile_name(profile),
-        "wall_seconds": secs,
-        "checks": &*table,
-    });
-    let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-    fedmix::io::write_atomic(&out.join("seed-robustness.json"), json.as_bytes())
-        .map_err(|e| e.to_string())?;
-    // The same runs, read as a power analysis of the slope tests.
-    let runs: Vec<(String, u64, Vec<theory_checks::framework::SlopeFit>)> = table
-        .iter()
-        .flat_map(|row| {
-            row.outcomes
-                .iter()
-                .filter(|o| (a..=b).contains(&o.seed))
-                .map(|o| (row.name.clone(), o.seed, o.slopes.clone()))
-        })
-        .collect();
-    let rows = theory_checks::power::power_table(&runs);
-    let constant_runs: Vec<(String, u64, Vec<theory_checks::framework::ConstantTest>)> = table
-        .iter()
-        .flat_map(|row| {
-            row.outcomes
-                .iter()
-                .filter(|o| (a..=b).contains(&o.seed))
-                .map(|o| (row.name.clone(), o.seed, o.constants.clone()))
-        })
-        .collect();
-    let effects = theory_checks::power::effect_table(&constant_runs);
-    if !rows.is_empty() || !effects.is_empty() {
-        let header = format!(
-            "Master seeds {a}..={b}, {} profile, from the runs of [seed-robustness.md](seed-robustness.md).",
-            profile_name(profile)
-        );
-        let mut md = theory_checks::power::power_markdown(&rows, &header);
-        if !effects.is_empty() {
-            md.push_str(&theory_checks::power::effect_markdown(&effects));
-        }
-        fedmix::io::write_atomic(&out.join("power.md"), md.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-        fedmix::io::write_atomic(&out.join("power.json"), json.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let json = serde_json::to_string_pretty(&effects).map_err(|e| e.to_string())?;
-        fedmix::io::write_atomic(&out.join("detectable-effect.json"), json.as_bytes())
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 fn profile_name(profile: Profile) -> &'static str {
@@ -558,58 +446,6 @@ fn profile_name(profile: Profile) -> &'static str {
         Profile::Quick => "quick",
         Profile::Full => "full",
     }
-}
-
-fn robustness_markdown(
-    table: &[Robustness],
-    profile: Profile,
-    (a, b): (u64, u64),
-    secs: f64,
-) -> String {
-    let mut md = format!(
-        "# Theory checks: seed robustness\n\nMaster seeds {a}..={b}, {} profile, {secs:.0} s. \
-         Power of the slope tests over the same runs: [power.md](power.md).\n\n\
-         | check | passes / seeds | failing seeds |\n|---|---|---|\n",
-        profile_name(profile)
-    );
-    // Which binaries computed the outcomes (a resumed run may span commits).
-    let mut commits: Vec<(String, usize)> = Vec::new();
-    for o in table.iter().flat_map(|r| &r.outcomes) {
-        match commits.iter_mut().find(|(c, _)| *c == o.commit) {
-            Some((_, n)) => *n += 1,
-            None => commits.push((o.commit.clone(), 1)),
-        }
-    }
-    if !commits.is_empty() {
-        let list: Vec<String> = commits
-            .iter()
-            .map(|(c, n)| format!("`{c}` ({n})"))
-            .collect();
-        md.insert_str(
-            md.find("\n\n| check").unwrap_or(md.len()),
-            &format!(" (check, seed) outcomes computed by: {}.", list.join(", ")),
-        );
-    }
-    for row in table {
-        let failing: Vec<String> = row.failing_seeds.iter().map(u64::to_string).collect();
-        md.push_str(&format!(
-            "| {} | {}/{} | {} |\n",
-            row.name,
-            row.passes,
-            row.seeds,
-            if failing.is_empty() {
-                "—".into()
-            } else {
-                failing.join(", ")
-            }
-        ));
-    }
-    let all = table.iter().filter(|r| r.passes == r.seeds).count();
-    md.push_str(&format!(
-        "\n{all} of {} checks pass at every seed.\n",
-        table.len()
-    ));
-    md
 }
 
 /// The experiment files of `--experiments`, those named by `--only` when it is given.
@@ -803,7 +639,7 @@ fn write_reports(
             r.bound,
             r.constant.map_or("—".into(), |c| format!("{c:.3e}")),
             slopes.join("; "),
-            if r.passed { "pass" } else { "**FAIL**" }
+            r.verdict().markdown()
         ));
     }
     md.push_str("\n## Claims and details\n");
@@ -846,8 +682,13 @@ fn check_markdown(r: &CheckRecord) -> String {
         r.statistic,
         r.bound,
         r.constant.map_or("—".into(), |c| format!("{c:.6e}")),
-        if r.passed { "pass" } else { "**FAIL**" }
+        r.verdict().markdown()
     );
+    if let Some(why) = r.inconclusive.as_ref().filter(|_| !r.passed) {
+        md.push_str(&format!(
+            "\nInconclusive (a guard of the design failed): {why}.\n"
+        ));
+    }
     if !r.slopes.is_empty() {
         md.push_str(
             "\n| parameter | fitted slope | predicted | tolerance | ok |\n|---|---|---|---|---|\n",

@@ -412,6 +412,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed: worst <= 1.0,
+        inconclusive: None,
         details,
         figure: None,
     }

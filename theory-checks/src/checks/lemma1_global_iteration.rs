@@ -125,6 +125,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed: statistic <= IDENTITY_RTOL,
+        inconclusive: None,
         details: vec![
             format!("{reps} random federations (k=3, d=8, M=20, lognormal n_i ≥ 1, diagonal Σ_j, σ=0.3), 3 clusters, FedAvg s∈{{1,2,5,10}} and FedProx, γ=0.6: {n} comparisons; eq. 11 on both `aggregate` and `phase2_round_fused`"),
             format!("max relative deviation eq. 11: {worst11:.3e}; eq. 12: {worst12:.3e}"),

@@ -219,6 +219,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed: worst <= ROUNDING && recursion_dev <= IDENTITY_RTOL && power_dev <= IDENTITY_RTOL,
+        inconclusive: None,
         details: vec![
             format!("{instances} instances: d = {d}, k = {k}, gap ratios |λ_(k+1)/λ_k| ∈ {ratios:?}, random U and Q₀, t = 0..{steps}; Algorithm 3 (2t half-steps, Y split over 4 clients with weights {CLIENT_WEIGHTS:?}) against rate^(2t)"),
             format!("statistic = max over instances and t of (observed − bound); ≤ {ROUNDING:e} passes"),

@@ -102,6 +102,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed: worst <= EIGENVALUE_TOL,
+        inconclusive: None,
         details: vec![
             format!("M = {} clients (lognormal n_i ≥ 1, d = 12, diagonal Σ_j), γ ∈ {gammas:?}, s ∈ {{1,2,5,10}} and FedProx", fed.num_clients()),
             format!("largest relative violation {worst:.3e}"),

@@ -239,6 +239,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("families: product a = (g h) x (g, h ~ N(0,1), x ~ N(0, I_d)); residual moments ε(x, y, θ)/√(δ²+σ²) at θ = 0, σ = {SIGMA}, ‖θ*‖ ≈ 1"),
             format!("statistic per cell: {QUANTILE}-quantile over {reps} replicates of ‖Y‖, divided by the shape with δ = (1 − q)/3 = {delta:.4}; cell c seeded by child_seed(seed, {SEED_TAG} + c), replicate r by stream (Replicate | Features/Noise, r); θ* of dimension d from child_seed(seed, {} + d)", SEED_TAG + 10_000),

@@ -148,6 +148,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: vec![slope],
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("ε ∈ {EPSILONS:?}; {trials} draws per (d, ℓ) cell, each draw tested against every ε"),
             format!("calibration cells (d, ℓ) {calibration:?} (seeds child_seed(seed, {SEED_TAG} + i)): largest p̂/ε = {c_hat:.3}, C = {SAFETY} × that = {c:.3}"),

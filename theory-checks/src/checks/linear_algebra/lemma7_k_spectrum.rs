@@ -272,6 +272,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("k = 2, labels i mod 2, n_i = {N_I}, Σ_j = diag(U[{}, {}]) (α_j, β_j the instance's own extremes), σ = 0.1; γ = {GAMMA}; FedAvg s ∈ {{1, 5, 20}} and FedProx (s = 1, κ = 1 + γ); both clusters; series s seeded by child_seed(seed, {SEED_TAG} + s), clients nested along a series", COV_RANGE.0, COV_RANGE.1),
             format!("calibration (d, N_j/d): {cal:?}; validation: {val:?}"),

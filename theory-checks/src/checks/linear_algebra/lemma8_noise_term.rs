@@ -273,6 +273,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("sxy-balanced, k = 2, labels i mod 2 (nested federations along a series), n_i = {N_I}, Σ_j = diag(U[0.5, 2]), one η per series with γ = {GAMMA} on its largest federation; FedAvg s ∈ {{1, 5, 20}} and FedProx; both clusters; series {grid:?} ({cell_id} cells)"),
             format!("statistic per (cell, configuration, cluster) = {QUANTILE}-quantile over {reps} noise draws (φ fixed) of ‖BΛ_jζ‖² / (σ² s d ‖K_j‖/N); series s seeded by child_seed(seed, {SEED_TAG} + s), noise draw r by stream (Replicate, r)"),

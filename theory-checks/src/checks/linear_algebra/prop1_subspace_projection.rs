@@ -356,6 +356,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("k = 3, θ*_j ~ N(0, I/d), Σ_j = βI = 2I or diag(U[0.5, 2]) as named; m clients with one pair each, labels ~ p; N = 2m; Û = top-3 left singular vectors of Y (exact SVD); {reps} replicates per cell (other series; the slope series below)"),
             format!("statistic per cell = {QUANTILE}-quantile of {stat_def}, divided by (δ² + σ²) ξ₁; critical θ: p_0‖Σ_0(θ*_0 − θ)‖² = κ (δ² + σ²) √(d/m), κ ∈ {KAPPA_LADDER:?}, worst κ kept per cell"),

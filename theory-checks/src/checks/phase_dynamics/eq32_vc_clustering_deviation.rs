@@ -622,6 +622,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex θ*), σ = {SIGMA}, Σ = I, labels i mod k; family of {} θ fixed before the data (perturbations, ties, random) — the sup over it is a LOWER bound of the true sup", fam.len()),
             format!("P{{i ∈ S_j(θ)}} by {reps} independent Monte Carlo replicates of the data (leave-one-out mean); statistic per point = max over replicates of sup_(θ,j) |G − Ḡ| / N"),

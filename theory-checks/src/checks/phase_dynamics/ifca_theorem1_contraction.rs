@@ -56,8 +56,8 @@
 
 use super::support::{child, grid_tag, random_unit, Mixture};
 use crate::framework::{
-    calibrate_then_validate, geomspace, loglog_fit, quantile, CheckConfig, CheckRecord, Design,
-    Figure, Series, Side, SlopeFit,
+    calibrate_then_validate, geomspace, loglog_fit, outcome, quantile, CheckConfig, CheckRecord,
+    Design, Figure, Guard, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::ifca::{ifca_round, IfcaParams};
 use fedmix::federation::Federation;
@@ -551,8 +551,13 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         },
     ];
     let worst = max_nan(worst_b, worst_c);
-    let passed =
-        worst_a <= inv_c && worst <= c2 && slopes.iter().all(SlopeFit::ok) && assumption_ok;
+    let (passed, inconclusive) = outcome(
+        worst_a <= inv_c && worst <= c2 && slopes.iter().all(SlopeFit::ok),
+        &[Guard::new(
+            format!("Assumption 2's pmn' ≥ {MIN_SAMPLES_PER_DIM}·d at every grid point"),
+            assumption_ok,
+        )],
+    );
     let row_b = |p: &FloorPoint| {
         format!(
             "{}: max {:.3e}, median {:.3e}, ratio {:.3}",
@@ -595,6 +600,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive,
         details: vec![
             format!("linear model, x ~ N(0, I_d), θ*_j = (Δ/√2)e_j, Δ = {DELTA}, machine i in cluster i mod k (p = 1/k); library IFCA option I (ifca_round, full participation, F_i = ‖y − Xθ‖²/(2n'), so γ_lib = 2γ_IFCA); fresh data every round (seeds child(seed, 31–33, ·))"),
             format!("Assumption 2's pmn' ≥ {MIN_SAMPLES_PER_DIM}·d at every grid point: {assumption_ok}; Assumption 1 basin: part A starts at {START_A}Δ (α = ¼), part B at θ* (α = ½), part C at {START_C}Δ (α = 0.1), random directions"),

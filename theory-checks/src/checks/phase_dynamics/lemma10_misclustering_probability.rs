@@ -31,8 +31,8 @@
 use super::support::{child, simplex_centres, Mixture};
 use crate::framework::linear_fit;
 use crate::framework::{
-    binomial_upper_critical, check_alpha, clopper_pearson_upper, CheckConfig, CheckRecord, Design,
-    Figure, Series, Side, SlopeFit,
+    binomial_upper_critical, check_alpha, clopper_pearson_upper, outcome, CheckConfig, CheckRecord,
+    Design, Figure, Guard, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use fedmix::prec::{max_nan, min_nan};
@@ -206,6 +206,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     }
     let mut slopes = Vec::new();
     let mut slopes_ok = true;
+    let mut unfittable = Vec::new();
     for &sigma in &val_sigmas {
         let pts: Vec<&Point> = val.iter().filter(|p| p.sigma == sigma).collect();
         match half_slopes(&pts) {
@@ -223,10 +224,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
                 slopes.push(fit);
             }
-            None => slopes_ok = false,
+            None => unfittable.push(format!("σ/Δ = {sigma}")),
         }
     }
-    let passed = rejected.is_empty() && slopes_ok && biting.len() >= MIN_BITING;
+    let (passed, inconclusive) = outcome(
+        rejected.is_empty() && slopes_ok,
+        &[
+            Guard::new(
+                format!(
+                    "≥ 4 points with ≥ {MIN_COUNT} misclustered replicates per σ (not so at {})",
+                    unfittable.join(", ")
+                ),
+                unfittable.is_empty(),
+            ),
+            Guard::new(
+                format!(
+                    "the bound bites (p₀ < 1) in ≥ {MIN_BITING} tests (got {})",
+                    biting.len()
+                ),
+                biting.len() >= MIN_BITING,
+            ),
+        ],
+    );
     let mut series = Vec::new();
     for &sigma in &val_sigmas {
         let pts: Vec<(f64, f64)> = val
@@ -261,6 +280,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive,
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex), Σ = I, ε = Δ/3, θ_j moved by ε towards the mean of the other centres (d(θ, θ*) = ε)"),
             format!("{reps} replicate clients per (σ, n) (seeds child(seed, 23, ·)); n-grids (arithmetic, {points} points): {}", val_sigmas.iter().chain(cal_sigmas.iter()).map(|&s| format!("σ={s}: {:?}", n_grid(s, points))).collect::<Vec<_>>().join("; ")),

@@ -151,6 +151,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details,
         figure: Some(Figure {
             title: format!("Lemma 11: largest subset norms, N = {}", sizes[sizes.len() - 1]),

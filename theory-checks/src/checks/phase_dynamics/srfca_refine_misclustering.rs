@@ -72,8 +72,8 @@
 
 use super::support::{child, fmt_list, grid_tag, simplex_centres, Mixture};
 use crate::framework::{
-    binomial_upper_critical, check_alpha, linear_fit, prediction_tolerance, CheckConfig,
-    CheckRecord, Design, Figure, Series, Side, SlopeFit,
+    binomial_upper_critical, check_alpha, linear_fit, outcome, prediction_tolerance, CheckConfig,
+    CheckRecord, Design, Figure, Guard, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::sr_fca::{SrFca, SrfcaParams};
 use fedmix::engine::local_update::client_gradient;
@@ -364,14 +364,33 @@ struct Verdict {
 }
 
 impl Verdict {
+    /// `(passed, inconclusive)`: tests 1–4 are the tests (test 2 only where a calibration point
+    /// gave a constant); a usable constant, a bound that bites on ONE_SHOT and non-vacuity are
+    /// the design's guards, so their failure alone makes the check inconclusive.
+    fn outcome(&self) -> (bool, Option<String>) {
+        let bound_usable = self.c > 0.0;
+        outcome(
+            self.sign_test
+                && self.step_identity
+                && (!bound_usable || self.rejected == 0)
+                && self.rates,
+            &[
+                Guard::new("a calibration point gives C > 0", bound_usable),
+                Guard::new(
+                    format!("the bound rejects ONE_SHOT at ≥ {MIN_BITING} points"),
+                    self.one_shot_rejected >= MIN_BITING,
+                ),
+                Guard::new(
+                    format!("≥ {MIN_BITING} points with P̂[C₀ ≠ C*] ≥ ½"),
+                    self.nontrivial >= MIN_BITING,
+                ),
+            ],
+        )
+    }
+
+    #[cfg(test)]
     fn passed(&self) -> bool {
-        self.sign_test
-            && self.step_identity
-            && self.rejected == 0
-            && self.c > 0.0
-            && self.one_shot_rejected >= MIN_BITING
-            && self.nontrivial >= MIN_BITING
-            && self.rates
+        self.outcome().0
     }
 }
 
@@ -450,7 +469,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let step_devs: Vec<f64> = all.iter().filter_map(|p| p.step_dev).collect();
     let step_dev = step_devs.iter().copied().fold(0.0, max_nan);
     let step_ok = step_identity_holds(&step_devs);
-    let passed = Verdict {
+    let (passed, inconclusive) = Verdict {
         sign_test: test1,
         step_identity: step_ok,
         rejected: rejected.len(),
@@ -459,7 +478,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         nontrivial,
         rates: rates_ok,
     }
-    .passed();
+    .outcome();
     let row = |p: &Point| {
         format!(
             "n={}: P̂₀ = {:.3}, P̂₁ = {:.3}, q̂₀ = {:.4}, q̂₁ = {:.4}, fixed {}, broken {}, bad C₀ {}",
@@ -496,6 +515,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive,
         details: vec![
             format!("k = {K}, d = {D}, θ*_j = (Δ/√2)e_j, Δ = {DELTA}, σ = {SIGMA}, m = {CLIENTS} clients (client i in cluster i mod 2), n samples each; library SR-FCA: exact local least squares, dist ℓ₂, λ = Δ/2, t = {SIZE}, β = {BETA}, one REFINE step, T = {} TrimmedMeanGD steps; {reps} replicates per n (seeds child(seed, 41, ·))", if cfg.sabotage { 1 } else { REFINE_ROUNDS }),
             format!("C ≠ C*: not exactly k clusters, or a client unassigned or in a cluster whose majority label is not its own (Def. 3.1); q̂ = misclustered clients / (reps·m)"),
@@ -607,6 +627,13 @@ mod tests {
             &broken,
             Verdict::passed,
         );
+        // The guards alone make it inconclusive; a failed test makes it a fail.
+        for (i, f) in broken.iter().enumerate() {
+            let mut v = good();
+            f(&mut v);
+            let inconclusive = v.outcome().1.is_some();
+            assert_eq!(inconclusive, (3..6).contains(&i), "part {i}");
+        }
     }
 
     #[test]

@@ -231,6 +231,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes: Vec::new(),
         constants: Vec::new(),
         passed: failures <= critical,
+        inconclusive: None,
         details: vec![
             format!("k = {K}, d = {D}, σ = {SIGMA}, θ*_j = (Δ/√2)e_j, Δ = {DELTA}; {CLIENTS} clients × {SAMPLES} samples + {CANDIDATES} anchor candidates × {CANDIDATE_SAMPLES}; labels i mod k; practical FedMD (all-pairs, SVD), n_H = ⌈log N / p_min⌉, T = {iters}, ε_stop = {EPSILON_STOP}, claim ε = {EPSILON}"),
             format!("{data_seeds} data seeds (child(seed, 22, s)) × {} starts (8 adversarial + {random} uniform in the ball of radius R = 2 max‖θ*_j‖) = {n} trials", 8 + random),

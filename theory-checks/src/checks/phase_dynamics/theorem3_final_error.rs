@@ -307,6 +307,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         slopes,
         constants: Vec::new(),
         passed,
+        inconclusive: None,
         details: vec![
             format!("k = {K}, d = {D}, Δ = {DELTA}, Σ = I, n_i = {SAMPLES}, cluster 0 = first ρM clients; two-phase: practical Phase 1 (T = {PHASE1_ITERATIONS}, n_H = ⌈log N / p_min⌉), Phase 2 FedAvg s = {LOCAL_STEPS}, γ = {ETA_GAMMA}, T' = ⌈{ROUNDS_FACTOR} κ/(sηρ) ln(Δ/ν)⌉; seeds child(seed, 28, ·)"),
             format!("ν (eq. 10) with stated c_e = {NU_C_PE}, C_ν = {NU_C_VC}"),
