@@ -22,8 +22,9 @@
 //!   statistic, and the row says how many were.
 
 use crate::experiment::{self, CellResult, Plan, SeriesResult};
+use crate::stats::wilson;
+pub use crate::stats::{geomean_ci, mean, mean_ci, ratio_of_means_ci, Estimate};
 use fedmix::prec::{max_nan, min_nan};
-use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -51,128 +52,8 @@ pub fn load(work: &Path) -> Result<Loaded, String> {
     Ok(Loaded { plan, cells })
 }
 
-/// A bootstrap estimate: point value and 95 % percentile interval, over `n` seeds.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct Estimate {
-    /// Point estimate.
-    pub value: f64,
-    /// 2.5 % quantile of the bootstrap distribution.
-    pub lo: f64,
-    /// 97.5 % quantile.
-    pub hi: f64,
-    /// Seeds with a value (the smaller group's, for a statistic of two groups).
-    pub n: usize,
-    /// The two groups' sizes, for a statistic of two groups (printed both).
-    pub groups: Option<(usize, usize)>,
-}
-
-impl Estimate {
-    fn fmt(&self, digits: usize) -> String {
-        if self.n == 0 {
-            return "— (no seed)".into();
-        }
-        if !(self.value.is_finite() && self.lo.is_finite() && self.hi.is_finite()) {
-            return "— (no seed)".into();
-        }
-        let n = match self.groups {
-            Some((a, b)) => format!("{a} and {b}"),
-            None => self.n.to_string(),
-        };
-        format!(
-            "{:.d$} [{:.d$}, {:.d$}] (n = {n})",
-            self.value,
-            self.lo,
-            self.hi,
-            d = digits
-        )
-    }
-}
-
-const BOOTSTRAP: usize = 4000;
-
 /// Seeds an estimate needs before its row gets a verdict.
 const MIN_SEEDS: usize = 10;
-
-/// Percentile bootstrap of `stat` over resampled `groups` (each group resampled with
-/// replacement independently; for one group, the usual bootstrap over seeds).
-fn bootstrap(groups: &[&[f64]], stat: impl Fn(&[Vec<f64>]) -> f64, seed: u64) -> Estimate {
-    let n = groups.iter().map(|g| g.len()).min().unwrap_or(0);
-    let owned: Vec<Vec<f64>> = groups.iter().map(|g| g.to_vec()).collect();
-    if n == 0 {
-        return Estimate {
-            value: f64::NAN,
-            lo: f64::NAN,
-            hi: f64::NAN,
-            n: 0,
-            groups: None,
-        };
-    }
-    let value = stat(&owned);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut reps: Vec<f64> = (0..BOOTSTRAP)
-        .map(|_| {
-            let res: Vec<Vec<f64>> = owned
-                .iter()
-                .map(|g| {
-                    (0..g.len())
-                        .map(|_| g[rng.random_range(0..g.len())])
-                        .collect()
-                })
-                .collect();
-            stat(&res)
-        })
-        .filter(|v| v.is_finite())
-        .collect();
-    reps.sort_by(f64::total_cmp);
-    if reps.is_empty() {
-        // The statistic is undefined on every resample (e.g. a ratio over zeros): no interval.
-        return Estimate {
-            value,
-            lo: f64::NAN,
-            hi: f64::NAN,
-            n,
-            groups: None,
-        };
-    }
-    let q = |p: f64| reps[((p * reps.len() as f64) as usize).min(reps.len() - 1)];
-    Estimate {
-        value,
-        lo: q(0.025),
-        hi: q(0.975),
-        n,
-        groups: None,
-    }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Bootstrap of the mean.
-pub fn mean_ci(v: &[f64], seed: u64) -> Estimate {
-    bootstrap(&[v], |g| mean(&g[0]), seed)
-}
-
-/// Bootstrap of the geometric mean (positive values).
-pub fn geomean_ci(v: &[f64], seed: u64) -> Estimate {
-    let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
-    let e = mean_ci(&logs, seed);
-    Estimate {
-        value: e.value.exp(),
-        lo: e.lo.exp(),
-        hi: e.hi.exp(),
-        n: e.n,
-        groups: None,
-    }
-}
-
-/// Bootstrap of `mean(a) / mean(b)` for two independent samples.
-pub fn ratio_of_means_ci(a: &[f64], b: &[f64], seed: u64) -> Estimate {
-    Estimate {
-        groups: Some((a.len(), b.len())),
-        ..bootstrap(&[a, b], |g| mean(&g[0]) / mean(&g[1]), seed)
-    }
-}
 
 /// Lag of the differences in [`contraction_rate`].
 const LAG: usize = 5;
@@ -621,7 +502,7 @@ fn sxy22_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
             let stuck = ratios.iter().filter(|r| **r > 2.0).count();
             stuck_total.0 += stuck;
             stuck_total.1 += ratios.len();
-            let (wl, wh) = experiment::wilson(stuck, ratios.len());
+            let (wl, wh) = wilson(stuck, ratios.len());
             let rounds: Vec<f64> = per_seed(cells, |c| {
                 let o = series(c, ORACLE)?.final_distance?;
                 rounds_to(series(c, label)?, 2.0 * o).map(|r| r as f64)
@@ -834,8 +715,8 @@ fn ifca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
                 .map(|(x, s, n)| format!("{x}: {s}/{n}"))
                 .collect();
             let (first, last) = (pts[0], pts[pts.len() - 1]);
-            let (fl, fh) = experiment::wilson(first.1, first.2);
-            let (ll, lh) = experiment::wilson(last.1, last.2);
+            let (fl, fh) = wilson(first.1, first.2);
+            let (ll, lh) = wilson(last.1, last.2);
             ends.push(format!(
                 "{}: [{fl:.2}, {fh:.2}] → [{ll:.2}, {lh:.2}]",
                 variants.get(v).map_or("", String::as_str)
@@ -1105,7 +986,7 @@ fn count_by_n(
 fn counts_str(v: &[(f64, usize, usize)]) -> String {
     v.iter()
         .map(|(x, s, n)| {
-            let (lo, hi) = experiment::wilson(*s, *n);
+            let (lo, hi) = wilson(*s, *n);
             format!("n = {x}: {s}/{n} [{lo:.2}, {hi:.2}]")
         })
         .collect::<Vec<_>>()
@@ -1208,7 +1089,7 @@ fn srfca_rows(loaded: &BTreeMap<String, Loaded>, rows: &mut Vec<Row>) {
     let ifca_rec = count_by_n(l, SRFCA_IFCA, |_, s| s.final_misclustering == Some(0.0));
     let v1 = match at_code_n(&rec) {
         Some((s, n)) => {
-            let (lo, hi) = experiment::wilson(s, n);
+            let (lo, hi) = wilson(s, n);
             if lo > 0.5 {
                 "holds"
             } else if hi < 0.5 {
@@ -1418,7 +1299,7 @@ pub fn parameter_table(loaded: &BTreeMap<String, Loaded>) -> String {
             let runs: Vec<&SeriesResult> =
                 l.cells.iter().filter_map(|c| series(c, &label)).collect();
             let ok = runs.iter().filter(|s| s.error.is_none()).count();
-            let (wl, wh) = experiment::wilson(ok, runs.len());
+            let (wl, wh) = wilson(ok, runs.len());
             let ratio = geomean_ci(
                 &per_seed(&l.cells, |c| final_over_oracle(c, &label)),
                 60 + fig,

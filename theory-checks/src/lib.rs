@@ -16,7 +16,9 @@ pub mod figure;
 pub mod framework;
 pub mod ledger;
 pub mod power;
+pub mod report;
 pub mod robustness;
+pub mod stats;
 pub mod style;
 /// The progress display, shared with the `fedmix` CLI.
 pub use fedmix::progress;

@@ -6,9 +6,9 @@
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use theory_checks::experiment::report;
 use theory_checks::experiment::{parse_shard, Experiment, RunOptions};
 use theory_checks::framework::{Side, Verdict};
+use theory_checks::report;
 use theory_checks::robustness::{self, Robustness, RobustnessFile, SeedOutcome};
 use theory_checks::{figure, run_all, run_selected, selected, CheckConfig, CheckRecord, Profile};
 
@@ -143,7 +143,7 @@ fn jobs(j: Option<usize>) -> usize {
 fn main() -> ExitCode {
     let args = Args::parse();
     // The working tree's commit, read before this process writes anything (provenance).
-    let _ = theory_checks::experiment::report::current_commit();
+    let _ = theory_checks::report::current_commit();
     let result = match &args.cmd {
         Some(Cmd::Experiment {
             file,

@@ -20,7 +20,7 @@
 //! `−δ` only).
 
 use crate::framework::{ConstantTest, Design, Side, SlopeFit};
-use crate::ledger::{mean_ci, Estimate};
+use crate::stats::{mean_ci, Estimate};
 use fedmix::prec::{max_nan, min_nan};
 use serde::Serialize;
 

@@ -3,9 +3,9 @@
 //! stated false-failure probability α = 1 %/#checks ([`crate::framework::check_alpha`]); the
 //! same runs read as a power analysis of the slope tests ([`crate::power`]).
 
-use crate::experiment::merge::wilson;
 use crate::framework::{check_alpha, ConstantTest, SlopeFit, Verdict};
 use crate::power;
+use crate::stats::wilson;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

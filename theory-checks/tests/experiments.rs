@@ -388,7 +388,7 @@ fn a_time_budget_leaves_the_rest_for_resume() {
     let line: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
     assert_eq!(
         line["commit"].as_str().unwrap(),
-        theory_checks::experiment::report::build_commit()
+        theory_checks::report::build_commit()
     );
     // One line per finished cell (written as it finishes, so a killed run keeps its record),
     // then the closing line with ran = 0.

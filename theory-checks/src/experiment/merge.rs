@@ -3,6 +3,7 @@
 
 use super::cells::*;
 use super::spec::*;
+use crate::stats::wilson;
 use fedmix::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -85,30 +86,6 @@ pub struct Merged {
     pub missing: Vec<String>,
     /// Figures.
     pub figures: Vec<MergedFigure>,
-}
-
-/// Wilson score interval (95 %) for `x` successes out of `n`.
-pub fn wilson(x: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 1.0);
-    }
-    let z = 1.959_963_984_540_054_f64;
-    let (nf, p) = (n as f64, x as f64 / n as f64);
-    let den = 1.0 + z * z / nf;
-    let centre = (p + z * z / (2.0 * nf)) / den;
-    let half = z * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt() / den;
-    // At x = 0 and x = n the limits are exactly 0 and 1 (rounding would give 1 − 1e−16).
-    let lo = if x == 0 {
-        0.0
-    } else {
-        (centre - half).max(0.0)
-    };
-    let hi = if x == n {
-        1.0
-    } else {
-        (centre + half).min(1.0)
-    };
-    (lo, hi)
 }
 
 fn band(x: f64, vals: &[f64]) -> Option<Band> {

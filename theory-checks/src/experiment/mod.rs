@@ -19,7 +19,6 @@
 pub mod cells;
 pub mod figures;
 pub mod merge;
-pub mod report;
 pub mod spec;
 
 pub use cells::*;
@@ -160,18 +159,5 @@ metric = "distance"
             // (Phase 1 rows carry the anchors' error either way: they cost nothing extra.)
             assert!(b.distance[b.phase1_rounds..].iter().all(Option::is_none));
         }
-    }
-
-    #[test]
-    fn wilson_interval_brackets_the_proportion() {
-        let (lo, hi) = wilson(5, 10);
-        assert!(lo < 0.5 && hi > 0.5);
-        // Known value: Wilson 95 % for 5/10 is [0.2366, 0.7634] (Agresti–Coull 1998, Table I form).
-        assert!((lo - 0.2366).abs() < 1e-4 && (hi - 0.7634).abs() < 1e-4);
-        assert!(wilson(0, 10).0.abs() < f64::MIN_POSITIVE);
-        assert!((wilson(10, 10).1 - 1.0).abs() < f64::MIN_POSITIVE);
-        let (lo, hi) = wilson(0, 10);
-        // Wilson upper limit for 0/10: z²/(n + z²) = 3.8415/13.8415 = 0.2775.
-        assert!(lo.abs() < f64::MIN_POSITIVE && (hi - 0.2775).abs() < 1e-4);
     }
 }

@@ -84,7 +84,11 @@ pub fn merge_and_render(work: &Path, out: &Path) -> Result<Merged, String> {
     fedmix::io::prepare_output_dir(out).map_err(|e| e.to_string())?;
     let plan = experiment::read_plan(work).map_err(|e| e.to_string())?;
     for f in &merged.figures {
-        super::figures::render(f, &plan.experiment, &out.join(format!("{}.svg", f.name)))?;
+        crate::experiment::figures::render(
+            f,
+            &plan.experiment,
+            &out.join(format!("{}.svg", f.name)),
+        )?;
     }
     let mut json = serde_json::to_value(&merged).map_err(|e| e.to_string())?;
     let prov = provenance(work, &merged)?;
@@ -385,9 +389,9 @@ pub fn report(
                 "![{}]({figures_rel}/{}.svg)\n\n*{}*\n\n",
                 f.name,
                 f.name,
-                super::figures::caption(f, e),
+                crate::experiment::figures::caption(f, e),
             ));
-            if let Some(beside) = super::figures::beside_paper(f, e) {
+            if let Some(beside) = crate::experiment::figures::beside_paper(f, e) {
                 md.push_str(&format!("{beside}\n"));
             }
             md.push_str(&format!("{}\n", table(f)));
