@@ -10,6 +10,7 @@
 // which a NaN passes; the lint would rewrite the first into the second.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod check_docs;
 pub mod checks;
 pub mod experiment;
 pub mod figure;

@@ -1,32 +1,34 @@
-//! One module per lemma / theorem of SXY22 (§4, App. D–G), IFCA (§5) and SR-FCA (§4). Every
-//! module exposes `pub fn run(cfg:
-//! &CheckConfig) -> CheckRecord` and documents what `cfg.sabotage` breaks.
+//! One module per lemma / theorem of SXY22 (§4, App. D–G), IFCA (§5) and SR-FCA (§4), grouped
+//! in three families: [`linear_algebra`] (concentration, subspaces, spectra), [`phase_dynamics`]
+//! (the algorithms' iterations, rates and misclustering) and [`data_model`] (the generator's
+//! laws). Every module exposes `pub fn run(cfg: &CheckConfig) -> CheckRecord` and documents
+//! what `cfg.sabotage` breaks.
 
-pub mod generator_laws;
-pub mod lemma1_global_iteration;
-pub mod lemma4_orthogonal_iteration_rate;
+pub mod data_model;
 pub mod linear_algebra;
-pub mod p_spectrum;
 pub mod phase_dynamics;
 
 use crate::Check;
 
-/// Every check, in report order.
+/// Every check, in report order: SXY22 Lemma 1 and the spectrum of its operator `P`, Lemma 4
+/// (Phase 1's orthogonal iteration), then the linear-algebra and phase-dynamics families, then
+/// the data model.
 pub fn all() -> Vec<Check> {
-    let core: Vec<Check> = vec![
-        ("lemma1_global_iteration", lemma1_global_iteration::run),
-        ("p_spectrum", p_spectrum::run),
+    let first: Vec<Check> = vec![
+        (
+            "lemma1_global_iteration",
+            phase_dynamics::lemma1_global_iteration::run,
+        ),
+        ("p_spectrum", linear_algebra::p_spectrum::run),
         (
             "lemma4_orthogonal_iteration_rate",
-            lemma4_orthogonal_iteration_rate::run,
+            linear_algebra::lemma4_orthogonal_iteration_rate::run,
         ),
     ];
-    core.into_iter()
+    first
+        .into_iter()
         .chain(linear_algebra::all())
         .chain(phase_dynamics::all())
-        .chain(std::iter::once::<Check>((
-            "generator_laws",
-            generator_laws::run,
-        )))
+        .chain(data_model::all())
         .collect()
 }

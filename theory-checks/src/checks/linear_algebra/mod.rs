@@ -1,5 +1,6 @@
-//! Checks of the linear-algebra group (SXY22 Lemmas 3, 5, 6, 13, 14 of App. D.4–G, Prop. 1 of
-//! App. D.1, and the Phase 2 operator lemmas 7 and 8 of App. E.2). Each module:
+//! Checks of the linear-algebra group (SXY22 Lemma 4's orthogonal-iteration rate, Lemmas 3, 5,
+//! 6, 13, 14 of App. D.4–G, Prop. 1 of App. D.1, the spectrum of Lemma 1's operator `P`, and the
+//! Phase 2 operator lemmas 7 and 8 of App. E.2). Each module:
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; shared pieces (a mixture model with known
 //! `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, sweep helpers) are in [`common`].
 //!
@@ -16,10 +17,12 @@ pub mod common;
 pub mod lemma13_truncated_matrix_bernstein;
 pub mod lemma14_random_subspace_angle;
 pub mod lemma3_subspace_matrix_concentration;
+pub mod lemma4_orthogonal_iteration_rate;
 pub mod lemma5_gap_free_projection;
 pub mod lemma6_anchor_matrix_concentration;
 pub mod lemma7_k_spectrum;
 pub mod lemma8_noise_term;
+pub mod p_spectrum;
 pub mod prop1_subspace_projection;
 
 use crate::Check;

@@ -1,5 +1,6 @@
 //! Checks of the phase_dynamics group: Phase 1 (Prop. 2, Theorem 1) and Phase 2 / clustering
-//! (Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22, and the baselines' guarantees
+//! (Lemma 1's global iteration, Lemma 10, eq. 32, Lemma 9, Theorem 2, Theorem 3) of SXY22, the
+//! exact first-order contraction constants, and the baselines' guarantees
 //! (IFCA Theorem 1, SR-FCA Theorem 4.8). Each module:
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; [`support`] holds their shared pieces.
 
@@ -8,6 +9,7 @@ pub mod exact_contraction_constants;
 pub mod ifca_theorem1_contraction;
 pub mod lemma10_misclustering_probability;
 pub mod lemma11_subset_norms;
+pub mod lemma1_global_iteration;
 pub mod lemma9_sign_patterns;
 pub mod prop2_moment_descent_contraction;
 pub mod srfca_refine_misclustering;
