@@ -3,12 +3,12 @@
 //! `<name>.svg`, and the index `README.md` / `summary.json`.
 
 use crate::framework::{CheckConfig, CheckRecord, Side};
-use crate::{figure, selected};
+use crate::{checks, figure};
 use std::path::Path;
 
 /// Where check `name` stands in the suite's order (unknown names last).
 pub fn suite_position(name: &str) -> usize {
-    let order = selected(None);
+    let order = checks::all();
     order
         .iter()
         .position(|(n, _)| *n == name)

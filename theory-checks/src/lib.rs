@@ -24,10 +24,7 @@ pub mod style;
 /// The progress display, shared with the `fedmix` CLI.
 pub use fedmix::progress;
 
-pub use framework::{CheckConfig, CheckRecord, Profile};
-
-/// A check: its name and its function.
-pub type Check = (&'static str, fn(&CheckConfig) -> CheckRecord);
+pub use framework::{Check, CheckConfig, CheckRecord, Profile};
 
 /// Every check, in report order.
 pub fn registry() -> Vec<Check> {
@@ -73,4 +70,12 @@ pub fn run_selected(cfg: &CheckConfig, only: Option<&str>, verbose: bool) -> Vec
         .collect();
     progress.finish();
     records
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_suite_size_is_the_registrys() {
+        assert_eq!(super::registry().len(), super::framework::SUITE_SIZE);
+    }
 }

@@ -8,7 +8,7 @@ pub mod data_model;
 pub mod linear_algebra;
 pub mod phase_dynamics;
 
-use crate::Check;
+use crate::framework::Check;
 
 /// Every check, in report order: SXY22 Lemma 1 and the spectrum of its operator `P`, Lemma 4
 /// (Phase 1's orthogonal iteration), then the linear-algebra and phase-dynamics families, then

@@ -3,7 +3,7 @@
 
 pub mod generator_laws;
 
-use crate::Check;
+use crate::framework::Check;
 
 /// The checks of this family, in report order.
 pub fn all() -> Vec<Check> {

@@ -177,12 +177,12 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
         s(4, 0.1, SKEWED, ThetaAt::Origin, RANDOM_DIAG, &[30, 100, 300, 1000, 3000][..], false),
         s(10, 1.0, BALANCED, ThetaAt::Near, RANDOM_DIAG, &[10, 30, 100, 300, 1000][..], false),
     ];
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         v.push(s(24, 0.3, BALANCED, ThetaAt::Far, RANDOM_DIAG, &[10, 100, 1000][..], false));
         v.push(s(16, 0.5, SKEWED, ThetaAt::Near, EXTREME, &[10, 100, 1000][..], true));
         v.push(s(6, 0.3, SKEWED, ThetaAt::Far, RANDOM_DIAG, &[10, 100, 1000, 3000][..], false));
     }
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         for spec in v.iter_mut().filter(|s| !s.calibration) {
             spec.ratios = super::common::dense_ratios(&spec.ratios);
         }

@@ -121,11 +121,11 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
         s(4, 10, 1.0, ThetaAt::Near, RANDOM_DIAG, true, &[10, 100, 1000][..], false),
         s(2, 20, 0.5, ThetaAt::Far, RANDOM_DIAG, true, &[10, 100, 1000][..], false),
     ];
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         v.push(s(8, 30, 0.3, ThetaAt::Far, RANDOM_DIAG, false, &[10, 100, 1000][..], false));
         v.push(s(3, 20, 0.5, ThetaAt::Near, EXTREME, true, &[10, 100, 1000, 3000][..], true));
     }
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         for spec in v.iter_mut().filter(|s| !s.calibration) {
             spec.ratios = super::common::dense_ratios(&spec.ratios);
         }

@@ -170,7 +170,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             calibration: false,
         },
     ];
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         specs.push(SeriesSpec {
             d: 24,
             sigma: 0.5,

@@ -25,7 +25,7 @@ pub mod lemma8_noise_term;
 pub mod p_spectrum;
 pub mod prop1_subspace_projection;
 
-use crate::Check;
+use crate::framework::Check;
 
 /// The checks of this group, in report order.
 pub fn all() -> Vec<Check> {

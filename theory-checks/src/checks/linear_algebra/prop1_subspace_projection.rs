@@ -89,7 +89,7 @@ const SEED_TAG: u64 = 1_100;
 /// 0.030, hence 10 (expected ≈ 0.046 for `d = 6`).
 fn design(cfg: &CheckConfig, spec: &SeriesSpec, reps: usize) -> (usize, usize) {
     let slope_series = spec.kind == Kind::Critical && spec.p == BALANCED && !spec.calibration;
-    if slope_series && cfg.profile == crate::Profile::Full {
+    if slope_series && cfg.profile == crate::framework::Profile::Full {
         (10, reps / 2)
     } else {
         (1, reps)
@@ -150,12 +150,12 @@ fn specs(cfg: &CheckConfig) -> Vec<SeriesSpec> {
         s(10, 0.5, UNBALANCED, Kind::Between, RANDOM_DIAG, &[10, 100, 1000, 3000][..], false),
         s(8, 1.0, BALANCED, Kind::Far, RANDOM_DIAG, &[10, 100, 1000][..], false),
     ];
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         v.push(s(12, 0.5, BALANCED, Kind::Critical, RANDOM_DIAG, &[30, 300, 3000][..], false));
         // Critical family on a rarer cluster (p_0 = 0.2): constant tested, slope only reported.
         v.push(s(5, 0.2, SKEWED, Kind::Critical, RANDOM_DIAG, &[30, 100, 300, 1000, 3000][..], false));
     }
-    if cfg.profile == crate::Profile::Full {
+    if cfg.profile == crate::framework::Profile::Full {
         for spec in v.iter_mut().filter(|s| !s.calibration) {
             spec.ratios = super::common::dense_ratios(&spec.ratios);
         }

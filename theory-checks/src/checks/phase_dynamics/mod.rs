@@ -19,7 +19,7 @@ pub mod theorem2_misclustering_term;
 pub mod theorem2_phase2_contraction;
 pub mod theorem3_final_error;
 
-use crate::Check;
+use crate::framework::Check;
 
 /// The checks of this group, in report order.
 pub fn all() -> Vec<Check> {
