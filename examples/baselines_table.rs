@@ -34,7 +34,7 @@ use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
 use fedmix::params::{
     check_known, keys_of, AlgorithmKind, AlgorithmParams, CflConfig, IfcaConfig,
-    IfcaOfficialConfig, OneShotParams, OracleLabelsParams, SrfcaConfig,
+    IfcaOfficialConfig, OneShotParams, OracleLabelsParams, ParamGuard, SrfcaConfig, Valid,
 };
 use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
@@ -46,12 +46,12 @@ const IFCA_OFFICIAL_SIGMA: &str = "0.1";
 
 /// The parameters of the tables' algorithms: each reads its own keys of the overrides.
 struct Params {
-    ifca_official: IfcaOfficialConfig,
-    srfca: SrfcaConfig,
-    ifca: IfcaConfig,
-    one_shot: OneShotParams,
-    oracle_labels: OracleLabelsParams,
-    cfl: CflConfig,
+    ifca_official: Valid<IfcaOfficialConfig>,
+    srfca: Valid<SrfcaConfig>,
+    ifca: Valid<IfcaConfig>,
+    one_shot: Valid<OneShotParams>,
+    oracle_labels: Valid<OracleLabelsParams>,
+    cfl: Valid<CflConfig>,
 }
 
 impl Params {
@@ -254,8 +254,10 @@ fn srfca(cfg: &Params) {
             let alg = Ifca {
                 params: IfcaConfig {
                     restarts,
-                    ..cfg.ifca
-                },
+                    ..*cfg.ifca
+                }
+                .check()
+                .expect("restarts in range"),
                 init: None,
             };
             let out = alg

@@ -18,10 +18,10 @@ use fedmix::federation::Federation;
 use fedmix::linalg::top_k_symmetric;
 use fedmix::params::IfcaOption;
 use fedmix::params::Pairing;
-use fedmix::params::Phase2Params;
 use fedmix::params::{
     AlgorithmParams, IfcaConfig, Phase1Config, Phase2Config, StepRule, TwoPhaseParams,
 };
+use fedmix::params::{ParamGuard, Phase2Params};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -237,18 +237,22 @@ fn scaling_run(
     anchor_min_samples: Option<usize>,
     seed: u64,
 ) -> String {
-    let params = AlgorithmParams::TwoPhase(TwoPhaseParams {
-        phase1: Phase1Config {
-            anchors,
-            anchor_min_samples,
-            ..Phase1Config::default()
-        },
-        phase2: Phase2Config {
-            rounds: 20,
-            ..Phase2Config::default()
-        },
-        ..TwoPhaseParams::default()
-    });
+    let params = AlgorithmParams::TwoPhase(
+        TwoPhaseParams {
+            phase1: Phase1Config {
+                anchors,
+                anchor_min_samples,
+                ..Phase1Config::default()
+            },
+            phase2: Phase2Config {
+                rounds: 20,
+                ..Phase2Config::default()
+            },
+            ..TwoPhaseParams::default()
+        }
+        .check()
+        .expect("in range"),
+    );
     let alg = fedmix::algorithms::registry::build(&params, None, None);
     match alg.run(f, seed, &mut fedmix::engine::recorder::Recorder::quiet()) {
         Ok(o) => match f.theta_star() {

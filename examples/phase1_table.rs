@@ -12,7 +12,9 @@ use fedmix::engine::contract::Algorithm;
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::metrics::{bottleneck_distance, separation};
-use fedmix::params::{AlgorithmKind, AlgorithmParams, Phase2OnlyParams, TwoPhaseParams};
+use fedmix::params::{
+    AlgorithmKind, AlgorithmParams, ParamGuard, Phase2OnlyParams, TwoPhaseParams, Valid,
+};
 use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 
@@ -23,7 +25,7 @@ struct Row {
     note: String,
 }
 
-fn one(setting: &str, seed: u64, cfg: &TwoPhaseParams) -> Row {
+fn one(setting: &str, seed: u64, cfg: &Valid<TwoPhaseParams>) -> Row {
     let data = generate_named(setting, seed, &[]).expect("setting generates");
     let fed = &data.train;
     let ts = fed.theta_star().expect("synthetic").clone();
@@ -34,7 +36,9 @@ fn one(setting: &str, seed: u64, cfg: &TwoPhaseParams) -> Row {
             k: cfg.k,
             phase2: cfg.phase2,
             init_scale: cfg.init_scale,
-        },
+        }
+        .check()
+        .expect("in range"),
         init: None,
         oracle: true,
     };

@@ -184,6 +184,7 @@ enum Command {
         quiet: bool,
     },
     /// Run an algorithm on a dataset directory or a generated setting; write a run directory.
+    #[command(after_help = fedmix::params::keys_help())]
     Run(RunArgs),
     /// Compare another implementation's trajectory with the reference, round by round
     /// (exit 0 when every round is within tolerance, 1 otherwise).

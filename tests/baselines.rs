@@ -24,8 +24,14 @@ use fedmix::params::{
     AlgorithmKind, AlgorithmParams, CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig,
     LocalParams, OneShotParams, OracleLabelsParams, Phase2Config, SrfcaConfig, StepRule,
 };
+use fedmix::params::{ParamGuard, Valid};
 use fedmix::synthetic::generate_named;
 use std::collections::HashMap;
+
+/// Parameters the tests write, checked as every algorithm's parameters are.
+fn ok<P: ParamGuard>(p: P) -> Valid<P> {
+    p.check().expect("test parameters in range")
+}
 
 fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
@@ -120,73 +126,79 @@ fn cfl() -> CflConfig {
 fn algorithms() -> Vec<Box<dyn Algorithm>> {
     vec![
         Box::new(Ifca {
-            params: IfcaConfig {
+            params: ok(IfcaConfig {
                 restarts: 2,
                 participation: 0.5,
                 ..ifca()
-            },
+            }),
             init: None,
         }),
         Box::new(Ifca {
-            params: IfcaConfig {
+            params: ok(IfcaConfig {
                 option: IfcaOption::Gradient,
                 ..ifca()
-            },
+            }),
             init: None,
         }),
         Box::new(IfcaOfficial {
-            params: IfcaOfficialConfig {
+            params: ok(IfcaOfficialConfig {
                 k: Some(2),
                 inits: 2,
                 iterations: 20,
                 lrs: Some(vec![0.1, 0.01]),
                 ..ifca_official()
-            },
+            }),
             data_sigma: Some(0.1),
         }),
-        Box::new(FedAvg { params: fedavg() }),
         Box::new(FedAvg {
-            params: FedAvgParams {
+            params: ok(fedavg()),
+        }),
+        Box::new(FedAvg {
+            params: ok(FedAvgParams {
                 participation: 0.3,
                 phase2: fedprox(),
                 ..fedavg()
-            },
+            }),
         }),
         Box::new(Ifca {
-            params: IfcaConfig {
+            params: ok(IfcaConfig {
                 phase2: fedprox(),
                 ..ifca()
-            },
+            }),
             init: None,
         }),
-        Box::new(Local { params: local() }),
         Box::new(Local {
-            params: LocalParams { ridge: 0.1 },
+            params: ok(local()),
         }),
-        Box::new(OneShot { params: one_shot() }),
+        Box::new(Local {
+            params: ok(LocalParams { ridge: 0.1 }),
+        }),
+        Box::new(OneShot {
+            params: ok(one_shot()),
+        }),
         Box::new(OracleLabels {
-            params: oracle_labels(),
+            params: ok(oracle_labels()),
         }),
         Box::new(SrFca {
-            params: SrfcaConfig {
+            params: ok(SrfcaConfig {
                 refine_rounds: 40,
                 ..srfca()
-            },
+            }),
         }),
         Box::new(SrFca {
-            params: SrfcaConfig {
+            params: ok(SrfcaConfig {
                 refine_rounds: 40,
                 dist: SrfcaDist::CrossLoss,
                 local_iterations: Some(30),
                 ..srfca()
-            },
+            }),
         }),
-        Box::new(Cfl { params: cfl() }),
+        Box::new(Cfl { params: ok(cfl()) }),
         Box::new(Cfl {
-            params: CflConfig {
+            params: ok(CflConfig {
                 phase2: fedprox(),
                 ..cfl()
-            },
+            }),
         }),
     ]
 }
@@ -250,40 +262,46 @@ fn client_order_does_not_matter() {
     let permuted = fed.subset(&perm).unwrap();
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            params: IfcaConfig {
+            params: ok(IfcaConfig {
                 restarts: 2,
                 ..ifca()
-            },
+            }),
             init: None,
         }),
         Box::new(Ifca {
-            params: IfcaConfig {
+            params: ok(IfcaConfig {
                 option: IfcaOption::Gradient,
                 ..ifca()
-            },
+            }),
             init: None,
         }),
-        Box::new(FedAvg { params: fedavg() }),
-        Box::new(Local { params: local() }),
-        Box::new(OneShot { params: one_shot() }),
+        Box::new(FedAvg {
+            params: ok(fedavg()),
+        }),
+        Box::new(Local {
+            params: ok(local()),
+        }),
+        Box::new(OneShot {
+            params: ok(one_shot()),
+        }),
         Box::new(OracleLabels {
-            params: oracle_labels(),
+            params: ok(oracle_labels()),
         }),
         Box::new(SrFca {
-            params: SrfcaConfig {
+            params: ok(SrfcaConfig {
                 refine_rounds: 40,
                 ..srfca()
-            },
+            }),
         }),
-        Box::new(Cfl { params: cfl() }),
+        Box::new(Cfl { params: ok(cfl()) }),
         Box::new(IfcaOfficial {
-            params: IfcaOfficialConfig {
+            params: ok(IfcaOfficialConfig {
                 k: Some(3),
                 inits: 2,
                 iterations: 30,
                 lrs: Some(vec![0.1]),
                 ..ifca_official()
-            },
+            }),
             data_sigma: Some(0.1),
         }),
     ];
@@ -297,9 +315,11 @@ fn client_order_does_not_matter() {
 #[test]
 fn one_shot_clusters_separated_data_perfectly() {
     let fed = separated(3, "iid");
-    let out = OneShot { params: one_shot() }
-        .run(&fed, 1, &mut Recorder::quiet())
-        .unwrap();
+    let out = OneShot {
+        params: ok(one_shot()),
+    }
+    .run(&fed, 1, &mut Recorder::quiet())
+    .unwrap();
     let m = misclustering(&out.labels, fed.labels().unwrap(), &fed.sizes()).unwrap();
     assert!(m.clients.abs() < 1e-15, "misclustering {}", m.clients);
 }
@@ -309,7 +329,7 @@ fn oracle_labels_never_change() {
     let fed = separated(4, "iid");
     let mut rec = Recorder::new(true);
     let out = OracleLabels {
-        params: oracle_labels(),
+        params: ok(oracle_labels()),
     }
     .run(&fed, 1, &mut rec)
     .unwrap();
@@ -324,7 +344,7 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
     let fed = separated(5, "iid");
     for dist in [SrfcaDist::L2, SrfcaDist::CrossLoss] {
         let alg = SrFca {
-            params: SrfcaConfig { dist, ..srfca() },
+            params: ok(SrfcaConfig { dist, ..srfca() }),
         };
         let (out, report) = alg.run_detailed(&fed, &mut Recorder::quiet()).unwrap();
         assert_eq!(out.theta_hat.ncols(), 3, "{dist:?}: {report:?}");
@@ -343,10 +363,10 @@ fn sr_fca_recovers_the_clusters_without_unassigned_clients() {
 fn sr_fca_without_clusters_is_typed() {
     let fed = separated(5, "iid");
     let alg = SrFca {
-        params: SrfcaConfig {
+        params: ok(SrfcaConfig {
             lambda: Some(1e-9),
             ..srfca()
-        },
+        }),
     };
     assert!(matches!(
         alg.run(&fed, 0, &mut Recorder::quiet()),
@@ -362,13 +382,13 @@ fn sr_fca_without_clusters_is_typed() {
 fn cfl_nested_splits_map_back_to_client_ids() {
     let fed = separated(6, "modulo");
     let out = Cfl {
-        params: CflConfig {
+        params: ok(CflConfig {
             phase2: Phase2Config {
                 rounds: 120,
                 ..p2()
             },
             ..cfl()
-        },
+        }),
     }
     .run(&fed, 1, &mut Recorder::quiet())
     .unwrap();
@@ -453,21 +473,21 @@ fn bad_parameters_are_typed() {
     let big = Some(61);
     let algs: Vec<Box<dyn Algorithm>> = vec![
         Box::new(Ifca {
-            params: IfcaConfig { k: big, ..ifca() },
+            params: ok(IfcaConfig { k: big, ..ifca() }),
             init: None,
         }),
         Box::new(IfcaOfficial {
-            params: IfcaOfficialConfig {
+            params: ok(IfcaOfficialConfig {
                 k: big,
                 ..ifca_official()
-            },
+            }),
             data_sigma: Some(0.1),
         }),
         Box::new(OneShot {
-            params: OneShotParams {
+            params: ok(OneShotParams {
                 k: big,
                 ..one_shot()
-            },
+            }),
         }),
     ];
     for alg in algs {
@@ -480,20 +500,20 @@ fn bad_parameters_are_typed() {
     }
     // A step too large for local GD (option II) is typed; a mis-shaped init too.
     let e = Ifca {
-        params: IfcaConfig {
+        params: ok(IfcaConfig {
             phase2: Phase2Config {
                 step: StepRule::Fixed(1e3),
                 ..p2()
             },
             ..ifca()
-        },
+        }),
         init: None,
     }
     .run(&fed, 0, &mut Recorder::quiet())
     .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     let e = Ifca {
-        params: ifca(),
+        params: ok(ifca()),
         init: Some(nalgebra::DMatrix::zeros(4, 3)),
     }
     .run(&fed, 0, &mut Recorder::quiet())
@@ -509,7 +529,7 @@ fn bad_parameters_are_typed() {
     parts.k = Some(3);
     let bare = Federation::new(parts).unwrap();
     let e = OracleLabels {
-        params: oracle_labels(),
+        params: ok(oracle_labels()),
     }
     .run(&bare, 0, &mut Recorder::quiet())
     .unwrap_err();

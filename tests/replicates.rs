@@ -20,7 +20,7 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, Batched, GEMM_MIN_BATCH};
 use fedmix::params::IfcaOption;
-use fedmix::params::{IfcaConfig, Phase2Config};
+use fedmix::params::{IfcaConfig, ParamGuard, Phase2Config};
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
@@ -205,7 +205,7 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
         ] {
             let run = |batch: usize| {
                 let alg = Ifca {
-                    params: ifca_cfg(option, solver, batch),
+                    params: ifca_cfg(option, solver, batch).check().expect("in range"),
                     init: None,
                 };
                 let mut rec = Recorder::new(true);

@@ -20,6 +20,12 @@ use fedmix::params::{
 };
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::params::{ParamGuard, Valid};
+
+/// Parameters the tests write, checked as every algorithm's parameters are.
+fn ok<P: ParamGuard>(p: P) -> Valid<P> {
+    p.check().expect("test parameters in range")
+}
 use fedmix::prec::{max_nan, min_nan, IDENTITY_RTOL};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
@@ -259,10 +265,10 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
             ..Phase2Config::default()
         };
         let (out, p1) = TwoPhase {
-            params: TwoPhaseParams {
+            params: ok(TwoPhaseParams {
                 phase2,
                 ..TwoPhaseParams::default()
-            },
+            }),
             init: None,
         }
         .run_detailed(&fed, seed, &mut Recorder::new(false))
@@ -276,10 +282,10 @@ fn two_phase_reaches_the_oracle_on_small_balanced_data() {
         );
         let ours = bottleneck_distance(&out.theta_hat, ts).unwrap().value;
         let oracle = Phase2Only {
-            params: Phase2OnlyParams {
+            params: ok(Phase2OnlyParams {
                 phase2,
                 ..Phase2OnlyParams::default()
-            },
+            }),
             init: None,
             oracle: true,
         }
@@ -309,13 +315,13 @@ fn two_phase_is_deterministic() {
         ..TwoPhaseParams::default()
     };
     let a = TwoPhase {
-        params: cfg,
+        params: ok(cfg),
         init: None,
     }
     .run(&fed, 4, &mut Recorder::new(false))
     .unwrap();
     let b = TwoPhase {
-        params: cfg,
+        params: ok(cfg),
         init: None,
     }
     .run(&fed, 4, &mut Recorder::new(false))
@@ -392,9 +398,12 @@ fn bad_inputs_give_typed_errors() {
     // γ ≥ 1: reports γ and the largest admissible η.
     let mut params = TwoPhaseParams::default();
     params.phase2.step = StepRule::Fixed(10.0);
-    let e = TwoPhase { params, init: None }
-        .run(&fed, 1, &mut Recorder::new(false))
-        .unwrap_err();
+    let e = TwoPhase {
+        params: ok(params),
+        init: None,
+    }
+    .run(&fed, 1, &mut Recorder::new(false))
+    .unwrap_err();
     assert!(matches!(e, FedmixError::StepTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("largest admissible eta"), "{e}");
     // Too few eligible anchors.
@@ -453,7 +462,7 @@ fn bad_inputs_give_typed_errors() {
     assert!(run_fedmd(&fed, &p, &DVector::zeros(20), 1, &mut Recorder::new(false)).is_err());
     // Wrong init dimension.
     let e = Phase2Only {
-        params: Phase2OnlyParams::default(),
+        params: ok(Phase2OnlyParams::default()),
         init: Some(DMatrix::zeros(7, 3)),
         oracle: false,
     }

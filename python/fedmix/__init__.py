@@ -778,6 +778,9 @@ def _keys_table() -> str:
             lines.append("        (none)")
         for k, v in ks.items():
             lines.append(f"        {k} = {v!r}")
+    lines += ["", "What each run key means:", ""]
+    for k, doc in _native.key_docs():
+        lines.append(f"    {k}: {doc}")
     return "\n".join(lines) + "\n"
 
 

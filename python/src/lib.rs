@@ -334,6 +334,15 @@ fn settings(py: Python<'_>) -> PyResult<Vec<(&'static str, &'static str, String)
     .map_err(|f| to_py(py, f))
 }
 
+/// Every run key with the first paragraph of its documentation, in declaration order.
+#[pyfunction]
+fn key_docs() -> Vec<(&'static str, String)> {
+    fedmix::params::KEY_SPECS
+        .iter()
+        .map(|s| (s.name, s.summary()))
+        .collect()
+}
+
 /// The data-generation parameters with their meaning.
 #[pyfunction]
 fn parameters() -> Vec<(&'static str, &'static str)> {
@@ -640,6 +649,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keys, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(key_docs, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())

@@ -190,7 +190,7 @@ pub fn cfl_round(
 #[derive(Clone, Debug)]
 pub struct Cfl {
     /// Configuration (`cfl_*`, `eta`, `local_steps`, `local_solver`, `rounds`, `init_scale`).
-    pub params: CflConfig,
+    pub params: crate::params::Valid<CflConfig>,
 }
 
 impl Algorithm for Cfl {

@@ -69,7 +69,7 @@ pub fn fedavg_round(
 #[derive(Clone, Debug)]
 pub struct FedAvg {
     /// Configuration.
-    pub params: FedAvgParams,
+    pub params: crate::params::Valid<FedAvgParams>,
 }
 
 impl FedAvg {
@@ -167,7 +167,7 @@ impl WithRandomness for FedAvg {
 pub(crate) mod tests {
     use super::*;
     use crate::engine::local_update::local_update;
-    use crate::params::Phase2Params;
+    use crate::params::{ParamGuard, Phase2Params};
     use nalgebra::DVector;
 
     /// Seven clients of log-normal sizes (d = 5, `sxy-balanced` seed 2) and one round of three
@@ -212,7 +212,9 @@ pub(crate) mod tests {
                     local_solver: LocalSolver::Fedavg,
                     rounds: 5,
                 },
-            },
+            }
+            .check()
+            .unwrap(),
         };
         (fed, alg)
     }
@@ -242,8 +244,14 @@ pub(crate) mod tests {
         replays(&alg, &r);
         // Partial participation (3 of 7 clients a round): the drawn schedule is exported too,
         // rounds × M with 3 participants a round, and replays the run under another seed.
-        let mut partial = alg.clone();
-        partial.params.participation = 3.0 / 7.0;
+        let partial = FedAvg {
+            params: FedAvgParams {
+                participation: 3.0 / 7.0,
+                ..*alg.params
+            }
+            .check()
+            .unwrap(),
+        };
         let r = partial.resolve(&fed, 3, &Randomness::default()).unwrap();
         let schedule = r
             .participation

@@ -99,7 +99,7 @@ pub fn local_models(fed: &Federation, ridge: f64) -> Result<DMatrix<f64>> {
 #[derive(Clone, Debug)]
 pub struct Local {
     /// Parameters (`local_ridge`).
-    pub params: LocalParams,
+    pub params: crate::params::Valid<LocalParams>,
 }
 
 impl Algorithm for Local {

@@ -28,7 +28,7 @@ use crate::params::{resolve_k, OneShotParams};
 #[derive(Clone, Debug)]
 pub struct OneShot {
     /// Parameters (`k`, `local_ridge`, `kmeans_inits`, `kmeans_max_iter`, Phase 2 keys).
-    pub params: OneShotParams,
+    pub params: crate::params::Valid<OneShotParams>,
 }
 
 impl Algorithm for OneShot {

@@ -18,7 +18,7 @@ use crate::params::OracleLabelsParams;
 #[derive(Clone, Debug)]
 pub struct OracleLabels {
     /// Parameters (`eta`, `eta_gamma`, `local_steps`, `local_solver`, `rounds`).
-    pub params: OracleLabelsParams,
+    pub params: crate::params::Valid<OracleLabelsParams>,
 }
 
 impl Algorithm for OracleLabels {

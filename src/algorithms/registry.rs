@@ -183,58 +183,13 @@ mod tests {
     // ignores, e.g. the oracle's `init_scale`; parsing never sets it from an unlisted key.)
     // (`KEYS` agrees with the key table's fields; a key the
     // lists name is a real key.)
-    /// A valid value of `key` that differs from the base configuration below.
+    /// A valid value of `key` that differs from the base configuration below (its declared
+    /// example).
     fn other_value(key: &str) -> &'static str {
-        match key {
-            "eta" => "0.05",
-            "eta_gamma" => "0.5",
-            "local_steps" => "2",
-            "local_solver" => "fedprox",
-            "rounds" => "3",
-            "phase1_variant" => "faithful",
-            "phase1_iterations" => "3",
-            "anchors" => "4",
-            "anchor_min_samples" => "3",
-            "epsilon" => "0.1",
-            "separation" => "1.5",
-            "alpha" => "0.5",
-            "beta" => "2.0",
-            "pairing" => "halves",
-            "subspace" => "orthogonal-iteration",
-            "t1" => "20",
-            "t2" => "50",
-            "m" => "3",
-            "ell" => "2",
-            "init_scale" => "2.0",
-            "k" => "3",
-            "restarts" => "2",
-            "participation" => "0.5",
-            "replicate_batch" => "4",
-            "ifca_option" => "gradient",
-            "ifca_init" => "bernoulli",
-            "ifca_official_inits" => "2",
-            "ifca_official_lrs" => "[0.5]",
-            "ifca_official_iterations" => "7",
-            "ifca_official_sigma" => "0.3",
-            "ifca_official_offset" => "0.01",
-            "local_ridge" => "0.1",
-            "kmeans_inits" => "2",
-            "kmeans_max_iter" => "7",
-            "srfca_lambda" => "0.5",
-            "srfca_lambda_quantile" => "0.3",
-            "srfca_size" => "1",
-            "srfca_beta" => "0.2",
-            "srfca_refine_steps" => "1",
-            "srfca_local_iterations" => "3",
-            "srfca_refine_rounds" => "7",
-            "srfca_dist" => "cross-loss",
-            "srfca_diameter" => "10.0",
-            "cfl_eps1" => "0.5",
-            "cfl_eps2" => "0.5",
-            "cfl_gamma_max" => "0.5",
-            "cfl_warmup_rounds" => "2",
-            other => panic!("no test value for key `{other}`"),
-        }
+        crate::params::KEY_SPECS
+            .iter()
+            .find(|s| s.name == key)
+            .map_or_else(|| panic!("no key `{key}`"), |s| s.example)
     }
 
     const BASE: &[(&str, &str)] = &[

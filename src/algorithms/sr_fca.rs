@@ -281,7 +281,7 @@ fn trimmed_mean_gd(
 #[derive(Clone, Debug)]
 pub struct SrFca {
     /// Parameters (`srfca_*`, `eta` / `eta_gamma`).
-    pub params: SrfcaConfig,
+    pub params: crate::params::Valid<SrfcaConfig>,
 }
 
 impl SrFca {

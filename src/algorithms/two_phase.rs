@@ -31,7 +31,7 @@ use nalgebra::{DMatrix, DVector};
 #[derive(Clone, Debug)]
 pub struct TwoPhase {
     /// Parameters.
-    pub params: TwoPhaseParams,
+    pub params: crate::params::Valid<TwoPhaseParams>,
     /// Common Phase 1 start `θ₀` (`d × 1`); random when `None`.
     pub init: Option<DMatrix<f64>>,
 }
@@ -240,7 +240,7 @@ impl WithRandomness for TwoPhase {
 #[derive(Clone, Debug)]
 pub struct Phase2Only {
     /// Parameters.
-    pub params: Phase2OnlyParams,
+    pub params: crate::params::Valid<Phase2OnlyParams>,
     /// Initial models (`d × k`); random when `None`.
     pub init: Option<DMatrix<f64>>,
     /// Start at `θ*` (the oracle, SXY22 App. C (4)).

@@ -12,19 +12,58 @@ use super::baselines::{
     CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, IfcaOption, LocalParams,
     OneShotParams, OracleLabelsParams, SrfcaConfig,
 };
+use super::groups::Keyed;
 use super::key_table::KeyTable;
 use super::keys::{check_applicable, keys_of};
 use super::kind::AlgorithmKind;
 use super::phase1::{Phase2OnlyParams, TwoPhaseParams};
 use super::phase2::{Phase2Config, Phase2Params, StepRule};
+use super::valid::{ParamGuard, Valid};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// The parameters of one algorithm, by kind.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AlgorithmParams {
+/// Declares [`AlgorithmParams`] from one list, each variant once with the group it holds (the
+/// variants are named as [`AlgorithmKind`]'s): `kind`, the parsing of a group from the key
+/// table and its inverse come from it.
+macro_rules! algorithm_params {
+    ($($(#[doc = $doc:literal])* $variant:ident($group:ty),)*) => {
+        /// The parameters of one algorithm, by kind, each group checked ([`Valid`]).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum AlgorithmParams {
+            $($(#[doc = $doc])* $variant(Valid<$group>),)*
+        }
+
+        impl AlgorithmParams {
+            /// Which algorithm.
+            pub fn kind(&self) -> AlgorithmKind {
+                match self {
+                    $(Self::$variant(_) => AlgorithmKind::$variant,)*
+                }
+            }
+
+            /// The typed group of `kind` from a parsed key table, range-checked.
+            pub(crate) fn from_table(kind: AlgorithmKind, t: &KeyTable) -> Result<Self> {
+                Ok(match kind {
+                    $(AlgorithmKind::$variant => Self::$variant(<$group>::from_keys(t).check()?),)*
+                })
+            }
+
+            /// The key table of these parameters (the inverse of [`Self::from_table`]): the
+            /// algorithm's keys from its group, every other key at its default.
+            fn key_table(&self) -> KeyTable {
+                let mut t = KeyTable::default();
+                match self {
+                    $(Self::$variant(p) => p.put_keys(&mut t),)*
+                }
+                t
+            }
+        }
+    };
+}
+
+algorithm_params! {
     /// `two-phase`: SXY22 Phase 1 and Phase 2.
     TwoPhase(TwoPhaseParams),
     /// `phase2`: SXY22 Phase 2 alone.
@@ -50,23 +89,6 @@ pub enum AlgorithmParams {
 }
 
 impl AlgorithmParams {
-    /// Which algorithm.
-    pub fn kind(&self) -> AlgorithmKind {
-        match self {
-            Self::TwoPhase(_) => AlgorithmKind::TwoPhase,
-            Self::Phase2(_) => AlgorithmKind::Phase2,
-            Self::Oracle(_) => AlgorithmKind::Oracle,
-            Self::Ifca(_) => AlgorithmKind::Ifca,
-            Self::IfcaOfficial(_) => AlgorithmKind::IfcaOfficial,
-            Self::Fedavg(_) => AlgorithmKind::Fedavg,
-            Self::Local(_) => AlgorithmKind::Local,
-            Self::OneShot(_) => AlgorithmKind::OneShot,
-            Self::OracleLabels(_) => AlgorithmKind::OracleLabels,
-            Self::SrFca(_) => AlgorithmKind::SrFca,
-            Self::Cfl(_) => AlgorithmKind::Cfl,
-        }
-    }
-
     /// Algorithm `kind` with every key at its default.
     pub fn default_for(kind: AlgorithmKind) -> Self {
         Self::from_table(kind, &KeyTable::default()).expect("the defaults are in range")
@@ -131,27 +153,10 @@ impl AlgorithmParams {
         Self::from_table(kind, &table)
     }
 
-    /// The typed group of `kind` from a parsed key table (range-checked by its accessor).
-    pub(crate) fn from_table(kind: AlgorithmKind, t: &KeyTable) -> Result<Self> {
-        Ok(match kind {
-            AlgorithmKind::TwoPhase => Self::TwoPhase(t.two_phase()),
-            AlgorithmKind::Phase2 => Self::Phase2(t.phase2_only()),
-            AlgorithmKind::Oracle => Self::Oracle(t.phase2_only()),
-            AlgorithmKind::Ifca => Self::Ifca(t.ifca()?),
-            AlgorithmKind::IfcaOfficial => Self::IfcaOfficial(t.ifca_official()?),
-            AlgorithmKind::Fedavg => Self::Fedavg(t.fedavg()?),
-            AlgorithmKind::Local => Self::Local(t.local()?),
-            AlgorithmKind::OneShot => Self::OneShot(t.one_shot()?),
-            AlgorithmKind::OracleLabels => Self::OracleLabels(t.oracle_labels()),
-            AlgorithmKind::SrFca => Self::SrFca(t.srfca()?),
-            AlgorithmKind::Cfl => Self::Cfl(t.cfl()?),
-        })
-    }
-
     /// The keys this algorithm reads ([`keys_of`]) with their values (`null` where unset and
     /// defaulted from the data), sorted by key.
     pub fn keys(&self) -> Map<String, Value> {
-        let all = serde_json::to_value(key_table_of(self)).unwrap_or_default();
+        let all = serde_json::to_value(self.key_table()).unwrap_or_default();
         keys_of(self.kind())
             .into_iter()
             .map(|k| (k.to_string(), all.get(k).cloned().unwrap_or(Value::Null)))
@@ -178,9 +183,7 @@ impl AlgorithmParams {
     /// where it has a Phase 2 ([`Self::phase2_config`]), the defaults' otherwise (for the data
     /// constants a summary reports).
     pub fn phase2(&self, fed: &Federation) -> Phase2Params {
-        self.phase2_config()
-            .unwrap_or_else(|| KeyTable::default().phase2_config())
-            .resolve(fed)
+        self.phase2_config().unwrap_or_default().resolve(fed)
     }
 
     /// Whether the step `η` is set by the default rule (`eta` unset) in an algorithm that
@@ -200,102 +203,6 @@ impl AlgorithmParams {
             _ => None,
         }
     }
-}
-
-/// The key table of typed parameters (the inverse of [`AlgorithmParams`]'s parsing): the
-/// algorithm's keys from its group, every other key at its default.
-fn key_table_of(p: &AlgorithmParams) -> KeyTable {
-    let mut t = KeyTable::default();
-    let put_phase2 = |t: &mut KeyTable, c: &Phase2Config| {
-        match c.step {
-            StepRule::Fixed(eta) => t.eta = Some(eta),
-            StepRule::Gamma(g) => t.eta_gamma = g,
-        }
-        t.local_steps = c.local_steps;
-        t.local_solver = c.local_solver;
-        t.rounds = c.rounds;
-    };
-    match p {
-        AlgorithmParams::TwoPhase(p) => {
-            t.k = p.k;
-            let c = &p.phase1;
-            t.phase1_variant = c.variant;
-            t.phase1_iterations = c.iterations;
-            t.anchors = c.anchors;
-            t.anchor_min_samples = c.anchor_min_samples;
-            t.epsilon = c.epsilon;
-            t.separation = c.separation;
-            t.alpha = c.alpha;
-            t.beta = c.beta;
-            t.pairing = c.pairing;
-            t.subspace = c.subspace;
-            t.t1 = c.t1;
-            t.t2 = c.t2;
-            t.m = c.m;
-            t.ell = c.ell;
-            put_phase2(&mut t, &p.phase2);
-            t.init_scale = p.init_scale;
-        }
-        AlgorithmParams::Phase2(p) | AlgorithmParams::Oracle(p) => {
-            t.k = p.k;
-            put_phase2(&mut t, &p.phase2);
-            t.init_scale = p.init_scale;
-        }
-        AlgorithmParams::Ifca(p) => {
-            t.k = p.k;
-            t.ifca_option = p.option;
-            put_phase2(&mut t, &p.phase2);
-            t.participation = p.participation;
-            t.restarts = p.restarts;
-            t.ifca_init = p.init;
-            t.init_scale = p.init_scale;
-            t.replicate_batch = p.replicate_batch;
-        }
-        AlgorithmParams::IfcaOfficial(p) => {
-            t.k = p.k;
-            t.ifca_official_lrs = p.lrs.clone();
-            t.ifca_official_inits = p.inits;
-            t.ifca_official_iterations = p.iterations;
-            t.ifca_official_sigma = p.sigma;
-            t.ifca_official_offset = p.offset;
-            t.replicate_batch = p.replicate_batch;
-        }
-        AlgorithmParams::Fedavg(p) => {
-            t.init_scale = p.init_scale;
-            t.participation = p.participation;
-            put_phase2(&mut t, &p.phase2);
-        }
-        AlgorithmParams::Local(p) => t.local_ridge = p.ridge,
-        AlgorithmParams::OneShot(p) => {
-            t.k = p.k;
-            t.local_ridge = p.local.ridge;
-            t.kmeans_inits = p.kmeans_inits;
-            t.kmeans_max_iter = p.kmeans_max_iter;
-            put_phase2(&mut t, &p.phase2);
-        }
-        AlgorithmParams::OracleLabels(p) => put_phase2(&mut t, &p.phase2),
-        AlgorithmParams::SrFca(p) => {
-            t.srfca_lambda = p.lambda;
-            t.srfca_lambda_quantile = p.lambda_quantile;
-            t.srfca_size = p.size;
-            t.srfca_beta = p.beta;
-            t.srfca_refine_steps = p.refine_steps;
-            t.srfca_local_iterations = p.local_iterations;
-            t.srfca_refine_rounds = p.refine_rounds;
-            t.srfca_dist = p.dist;
-            t.srfca_diameter = p.diameter;
-            put_phase2(&mut t, &p.phase2);
-        }
-        AlgorithmParams::Cfl(p) => {
-            t.init_scale = p.init_scale;
-            put_phase2(&mut t, &p.phase2);
-            t.cfl_eps1 = p.eps1;
-            t.cfl_eps2 = p.eps2;
-            t.cfl_gamma_max = p.gamma_max;
-            t.cfl_warmup_rounds = p.warmup_rounds;
-        }
-    }
-    t
 }
 
 impl Serialize for AlgorithmParams {

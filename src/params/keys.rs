@@ -1,83 +1,23 @@
 //! The run keys: every key of the run configuration, the keys each algorithm reads, and the
 //! errors for a key that is unknown or that the chosen algorithm would ignore.
 
+use super::key_decl::KeyGroup;
+use super::key_table::{KeyTable, KEYS, KEY_SPECS};
 use super::kind::AlgorithmKind;
 use crate::error::{FedmixError, Result};
 
-/// Every run key, in the declaration order of [`super::key_table::KeyTable`]'s fields (a test checks they
-/// agree).
-pub const KEYS: &[&str] = &[
-    "eta",
-    "eta_gamma",
-    "local_steps",
-    "local_solver",
-    "rounds",
-    "phase1_variant",
-    "phase1_iterations",
-    "anchors",
-    "anchor_min_samples",
-    "epsilon",
-    "separation",
-    "alpha",
-    "beta",
-    "pairing",
-    "subspace",
-    "t1",
-    "t2",
-    "m",
-    "ell",
-    "init_scale",
-    "k",
-    "restarts",
-    "participation",
-    "replicate_batch",
-    "ifca_option",
-    "ifca_init",
-    "ifca_official_inits",
-    "ifca_official_lrs",
-    "ifca_official_iterations",
-    "ifca_official_sigma",
-    "ifca_official_offset",
-    "local_ridge",
-    "kmeans_inits",
-    "kmeans_max_iter",
-    "srfca_lambda",
-    "srfca_lambda_quantile",
-    "srfca_size",
-    "srfca_beta",
-    "srfca_refine_steps",
-    "srfca_local_iterations",
-    "srfca_refine_rounds",
-    "srfca_dist",
-    "srfca_diameter",
-    "cfl_eps1",
-    "cfl_eps2",
-    "cfl_gamma_max",
-    "cfl_warmup_rounds",
-];
+/// The keys of `group`, in declaration order.
+fn group(group: KeyGroup) -> impl Iterator<Item = &'static str> {
+    KEY_SPECS
+        .iter()
+        .filter(move |s| s.group == group)
+        .map(|s| s.name)
+}
 
-/// Keys of SXY22 Phase 2's step (§4.2): `η` or its γ rule, `s`, the local solver, rounds.
-const PHASE2_KEYS: &[&str] = &["eta", "eta_gamma", "local_steps", "local_solver", "rounds"];
-
-/// Keys of SXY22 Phase 1 (§4.1, App. C).
-const PHASE1_KEYS: &[&str] = &[
-    "phase1_variant",
-    "phase1_iterations",
-    "anchors",
-    "anchor_min_samples",
-    "epsilon",
-    "separation",
-    "alpha",
-    "beta",
-    "pairing",
-    "subspace",
-    "t1",
-    "t2",
-    "m",
-    "ell",
-];
-
-/// The run keys algorithm `kind` reads (every other key would be silently ignored by it).
+/// The run keys algorithm `kind` reads (every other key would be silently ignored by it): the
+/// keys of SXY22's Phase 2 for the algorithms with a Phase 2, Phase 1's for `two-phase` (the
+/// groups of [`KEY_SPECS`]), then the algorithm's own, in the order `fedmix validate`'s
+/// reference line and the Python `keys()` list them.
 pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
     let own: &[&str] = match kind {
         AlgorithmKind::TwoPhase => &["init_scale", "k"],
@@ -127,15 +67,78 @@ pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
             "cfl_warmup_rounds",
         ],
     };
-    let phase2: &[&str] = match kind {
-        AlgorithmKind::Local | AlgorithmKind::IfcaOfficial | AlgorithmKind::SrFca => &[],
-        _ => PHASE2_KEYS,
-    };
-    let phase1: &[&str] = match kind {
-        AlgorithmKind::TwoPhase => PHASE1_KEYS,
-        _ => &[],
-    };
-    phase2.iter().chain(phase1).chain(own).copied().collect()
+    let phase2 = !matches!(
+        kind,
+        AlgorithmKind::Local | AlgorithmKind::IfcaOfficial | AlgorithmKind::SrFca
+    );
+    let phase1 = kind == AlgorithmKind::TwoPhase;
+    group(KeyGroup::Phase2)
+        .filter(|_| phase2)
+        .chain(group(KeyGroup::Phase1).filter(|_| phase1))
+        .chain(own.iter().copied())
+        .collect()
+}
+
+/// The algorithms that read `key` ([`keys_of`]), in [`AlgorithmKind::ALL`] order.
+pub fn readers(key: &str) -> Vec<AlgorithmKind> {
+    AlgorithmKind::ALL
+        .into_iter()
+        .filter(|&k| keys_of(k).contains(&key))
+        .collect()
+}
+
+/// Every key's default as JSON text (`null`: unset, set by a rule from the data).
+fn default_texts() -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(KeyTable::default()) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The keys' reference as a Markdown table (key, type, default, the algorithms that read it,
+/// the first paragraph of its doc comment): the table of `docs/keys.md`, which a test keeps
+/// equal to it.
+pub fn keys_markdown() -> String {
+    let defaults = default_texts();
+    let mut out =
+        String::from("| key | type | default | read by | meaning |\n|---|---|---|---|---|\n");
+    for spec in KEY_SPECS {
+        let default = defaults
+            .get(spec.name)
+            .map_or_else(String::new, |v| v.to_string());
+        let cell = |t: &str| t.replace('|', "\\|");
+        let read_by: Vec<&str> = readers(spec.name).iter().map(|k| k.as_str()).collect();
+        out.push_str(&format!(
+            "| `{}` | `{}` | `{}` | {} | {} |\n",
+            spec.name,
+            cell(spec.ty),
+            cell(&default),
+            read_by.join(", "),
+            cell(&spec.summary()),
+        ));
+    }
+    out
+}
+
+/// The keys' reference as text (the CLI's `fedmix run --help`): each key with its default and
+/// the first paragraph of its doc comment.
+pub fn keys_help() -> String {
+    let defaults = default_texts();
+    let mut out = String::from(
+        "Run keys (--set KEY=VALUE or --config FILE; default in brackets, null = set by a rule \
+         from the data; `fedmix run --algorithm A --set KEY=…` refuses a key A does not read):\n",
+    );
+    for spec in KEY_SPECS {
+        let default = defaults
+            .get(spec.name)
+            .map_or_else(String::new, |v| v.to_string());
+        out.push_str(&format!(
+            "  {} [{default}]\n      {}\n",
+            spec.name,
+            spec.summary()
+        ));
+    }
+    out
 }
 
 /// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys (unknown keys
@@ -219,5 +222,174 @@ pub fn check_known<'a>(keys: impl IntoIterator<Item = &'a str>, origin: &str) ->
     match keys.into_iter().find(|k| !KEYS.contains(k)) {
         Some(k) => Err(unknown_key(k, origin)),
         None => Ok(()),
+    }
+}
+
+/// Parse a `--set` value as a TOML value (number, bool, string…), falling back to a string.
+/// The 1-based line on which top-level key `key` is assigned in TOML `text` (`key = …`,
+/// optionally quoted), if it is.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            let l = line.trim_start();
+            let rest = l
+                .strip_prefix(key)
+                .or_else(|| l.strip_prefix(&format!("\"{key}\"")));
+            rest.is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
+fn toml_value(v: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()))
+}
+
+impl KeyTable {
+    /// [`KeyTable::from_sources`] for algorithm `kind`: a key it does not read is refused
+    /// ([`check_applicable`]) instead of being silently ignored.
+    ///
+    /// # Errors
+    /// As [`KeyTable::from_sources`]; [`FedmixError::InvalidParameter`] for an inapplicable key.
+    pub(crate) fn from_sources_for(
+        kind: AlgorithmKind,
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        let cfg = Self::from_sources(toml_text, sets)?;
+        let mut keys: Vec<(&str, String)> = Vec::new();
+        let table = toml_text.and_then(|(_, text)| toml::from_str::<toml::Table>(text).ok());
+        if let Some(t) = &table {
+            keys.extend(t.iter().map(|(k, v)| (k.as_str(), v.to_string())));
+        }
+        keys.extend(sets.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        check_applicable(kind, keys)?;
+        Ok(cfg)
+    }
+
+    /// Build from an optional TOML text and `key=value` overrides (overrides win).
+    ///
+    /// # Errors
+    /// [`FedmixError::Malformed`] for TOML syntax errors, unknown keys and wrong types (the
+    /// message names the key), [`FedmixError::InvalidParameter`] for out-of-range values.
+    pub(crate) fn from_sources(
+        toml_text: Option<(&std::path::Path, &str)>,
+        sets: &[(String, String)],
+    ) -> Result<Self> {
+        let origin = toml_text.map_or_else(
+            || std::path::PathBuf::from("--set"),
+            |(p, _)| p.to_path_buf(),
+        );
+        let mut table: toml::Table = match toml_text {
+            Some((path, text)) => toml::from_str(text).map_err(|e| FedmixError::Malformed {
+                path: path.into(),
+                message: e.to_string().replace('\n', " "),
+            })?,
+            None => toml::Table::new(),
+        };
+        // Where a key of the file stands, for the errors that name it.
+        let at = |key: &str| -> String {
+            match toml_text.and_then(|(p, text)| Some((p, key_line(text, key)?))) {
+                Some((p, line)) => format!("{} line {line}", p.display()),
+                None => origin.display().to_string(),
+            }
+        };
+        for key in table.keys() {
+            check_known(std::iter::once(key.as_str()), &at(key))?;
+        }
+        check_known(sets.iter().map(|(k, _)| k.as_str()), "--set")?;
+        let from_file: Vec<String> = table
+            .keys()
+            .filter(|k| !sets.iter().any(|(s, _)| s == *k))
+            .cloned()
+            .collect();
+        for (k, v) in sets {
+            table.insert(k.clone(), toml_value(v));
+        }
+        let cfg: KeyTable = table.try_into().map_err(|e: toml::de::Error| {
+            let message = e.to_string().replace('\n', " ");
+            // A wrong type names its key ("… in `eta`"): point at the key's line in the file.
+            let key = message
+                .rsplit_once("in `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map(|(k, _)| k.to_string());
+            let path = match key {
+                Some(k) if from_file.contains(&k) => std::path::PathBuf::from(at(&k)),
+                Some(_) => std::path::PathBuf::from("--set"),
+                None => origin.clone(),
+            };
+            FedmixError::Malformed { path, message }
+        })?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Errors about a key of a configuration file name the file and the key's line; a value
+    /// overridden with `--set` is blamed on `--set`.
+    #[test]
+    fn file_errors_name_the_line_of_the_key() {
+        let p = Path::new("c.toml");
+        let err = |text: &str, sets: &[(String, String)]| {
+            KeyTable::from_sources(Some((p, text)), sets)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("rounds = 5\n\neta = \"fast\"\n", &[]);
+        assert!(e.contains("c.toml line 3") && e.contains("eta"), "{e}");
+        let e = err("rounds = 5\n  local_step = 3\n", &[]);
+        assert!(
+            e.contains("c.toml line 2") && e.contains("local_steps"),
+            "{e}"
+        );
+        let e = err(
+            "eta = 0.1\n",
+            &[("local_steps".to_string(), "x".to_string())],
+        );
+        assert!(e.starts_with("--set") && !e.contains("line"), "{e}");
+        assert_eq!(key_line("# eta = 1\n\"eta\" = 2\n", "eta"), Some(2));
+        assert_eq!(key_line("etas = 1\n", "eta"), None);
+    }
+
+    /// The head of `docs/keys.md`, above the derived table.
+    const KEYS_DOC_HEAD: &str = "# Run keys\n\n\
+        Every `--set` / TOML key of `fedmix run` and `validate` (and keyword of the Python \
+        `fedmix.run`), generated from the keys' one declaration (`src/params/key_table.rs`); \
+        a unit test of `src/params/keys.rs` keeps this file equal to it (run it with \
+        `FEDMIX_WRITE_KEYS_DOC=1` to rewrite the file after changing a key). A default `null` \
+        is set by a rule from the data (see the key's doc comment).\n\n";
+
+    /// `docs/keys.md` is the table derived from the declaration.
+    #[test]
+    fn the_keys_doc_is_the_derived_table() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/keys.md");
+        let want = format!("{KEYS_DOC_HEAD}{}", keys_markdown());
+        if std::env::var_os("FEDMIX_WRITE_KEYS_DOC").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(have == want, "docs/keys.md differs from keys_markdown()");
+        assert_eq!(want.matches("\n| `").count(), KEYS.len());
+    }
+
+    /// Every declared example value parses, passes its range check and differs from the
+    /// default; every key is read by some algorithm.
+    #[test]
+    fn every_example_is_a_valid_other_value() {
+        for spec in KEY_SPECS {
+            let sets = vec![(spec.name.to_string(), spec.example.to_string())];
+            let t = KeyTable::from_sources(None, &sets)
+                .unwrap_or_else(|e| panic!("{} = {}: {e}", spec.name, spec.example));
+            assert_ne!(t, KeyTable::default(), "{}", spec.name);
+            assert!(!readers(spec.name).is_empty(), "{}", spec.name);
+            assert!(!spec.summary().is_empty(), "{}", spec.name);
+        }
     }
 }

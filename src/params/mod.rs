@@ -8,22 +8,29 @@
 //! takes (parse keys with [`AlgorithmParams::from_sources`]).
 
 pub mod algorithm;
-mod baseline_checks;
 pub mod baselines;
+pub mod groups;
+pub mod key_decl;
 pub mod key_table;
 pub mod keys;
 pub mod kind;
 pub mod phase1;
 pub mod phase2;
 pub mod resolved;
+pub mod valid;
 
 pub use algorithm::AlgorithmParams;
 pub use baselines::*;
+pub use groups::paper_preset;
+pub use key_decl::{KeyGroup, KeySpec};
 #[cfg(test)]
 pub(crate) use key_table::KeyTable;
-pub use key_table::{paper_preset, resolve_k, DEFAULT_ETA_GAMMA};
-pub use keys::{check_applicable, check_known, keys_of, unknown_key, KEYS};
+pub use key_table::{resolve_k, DEFAULT_ETA_GAMMA, KEYS, KEY_SPECS};
+pub use keys::{
+    check_applicable, check_known, keys_help, keys_markdown, keys_of, readers, unknown_key,
+};
 pub use kind::AlgorithmKind;
 pub use phase1::*;
 pub use phase2::*;
 pub use resolved::*;
+pub use valid::{ParamGuard, Valid};

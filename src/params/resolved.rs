@@ -42,7 +42,7 @@ impl IfcaParams {
     /// ([`FedmixError::StepTooLarge`]).
     #[cfg(test)]
     pub(crate) fn from_config(cfg: &KeyTable, fed: &Federation) -> Result<Self> {
-        Self::resolve(&cfg.ifca()?, fed)
+        Self::resolve(&*cfg.group::<IfcaConfig>()?, fed)
     }
 
     /// Resolve validated parameters against a federation (`k`, the step).
@@ -115,7 +115,7 @@ impl OfficialParams {
         fed: &Federation,
         data_sigma: Option<f64>,
     ) -> Result<Self> {
-        Self::resolve(&cfg.ifca_official()?, fed, data_sigma)
+        Self::resolve(&*cfg.group::<IfcaOfficialConfig>()?, fed, data_sigma)
     }
 
     /// Resolve validated parameters against a federation (`k`, the grid, σ).

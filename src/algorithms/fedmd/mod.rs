@@ -456,9 +456,7 @@ mod tests {
 
     /// The default Phase 1 parameters for `k = 2` on `f`.
     fn default_phase1(f: &Federation) -> FedMdParams {
-        crate::params::key_table::KeyTable::default()
-            .phase1_config()
-            .resolve(2, f)
+        crate::params::Phase1Config::default().resolve(2, f)
     }
 
     /// A supplied `power_start.npy` (the starts of SXY22 Algorithm 2's power iterations, one per

@@ -299,7 +299,7 @@ pub fn run_restarts_batch(
 #[derive(Clone, Debug)]
 pub struct Ifca {
     /// Parameters.
-    pub params: IfcaConfig,
+    pub params: crate::params::Valid<IfcaConfig>,
     /// Initial models of restart 0 (`d × k`); restarts `1..R` stay random. Random when `None`.
     pub init: Option<DMatrix<f64>>,
 }
@@ -620,7 +620,7 @@ pub(crate) mod tests {
             ..cfg_with(IfcaOption::Gradient, g, 2)
         };
         let alg = Ifca {
-            params: cfg.ifca().unwrap(),
+            params: cfg.group::<IfcaConfig>().unwrap(),
             init: Some(ts.clone()),
         };
         let out = alg.run(&fed, 1, &mut Recorder::quiet()).unwrap();
@@ -672,7 +672,7 @@ pub(crate) mod tests {
             ..KeyTable::default()
         };
         let out = Ifca {
-            params: cfg.clone().ifca().unwrap(),
+            params: cfg.group::<IfcaConfig>().unwrap(),
             init: None,
         }
         .run(&fed, 11, &mut Recorder::quiet())
@@ -736,7 +736,7 @@ pub(crate) mod tests {
                 ..Randomness::default()
             };
             let alg = Ifca {
-                params: cfg.ifca().unwrap(),
+                params: cfg.group::<IfcaConfig>().unwrap(),
                 init: None,
             };
             let e = alg
@@ -766,7 +766,7 @@ pub(crate) mod tests {
             };
             let mut rec = Recorder::quiet();
             let out = Ifca {
-                params: cfg.ifca().unwrap(),
+                params: cfg.group::<IfcaConfig>().unwrap(),
                 init: None,
             }
             .run(&fed, 11, &mut rec)

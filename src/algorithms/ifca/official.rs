@@ -267,7 +267,7 @@ pub fn official_success(values: &[f64], threshold: f64) -> OfficialVerdict {
 #[derive(Clone, Debug)]
 pub struct IfcaOfficial {
     /// Parameters.
-    pub params: IfcaOfficialConfig,
+    pub params: crate::params::Valid<IfcaOfficialConfig>,
     /// σ the data were generated with (the CLI takes it from the data set's manifest).
     pub data_sigma: Option<f64>,
 }
@@ -507,7 +507,7 @@ mod tests {
         };
         let p = OfficialParams::from_config(&cfg, &data.train, Some(0.001)).unwrap();
         let all = IfcaOfficial {
-            params: cfg.clone().ifca_official().unwrap(),
+            params: cfg.group::<IfcaOfficialConfig>().unwrap(),
             data_sigma: Some(0.001),
         };
         let one = IfcaOfficial {
@@ -515,7 +515,7 @@ mod tests {
                 replicate_batch: 1,
                 ..cfg.clone()
             }
-            .ifca_official()
+            .group::<IfcaOfficialConfig>()
             .unwrap(),
             data_sigma: Some(0.001),
         };

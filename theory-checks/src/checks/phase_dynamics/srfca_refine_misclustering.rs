@@ -82,7 +82,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
-use fedmix::params::SrfcaConfig;
+use fedmix::params::{ParamGuard, SrfcaConfig};
 use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
@@ -283,7 +283,9 @@ fn measure(cfg: &CheckConfig, n: usize, reps: usize, tag: u64) -> Point {
     let mix = Mixture::with_theta(ts, SIGMA);
     let truth: Vec<usize> = (0..CLIENTS).map(|i| i % K).collect();
     let alg = SrFca {
-        params: config(cfg.sabotage),
+        params: config(cfg.sabotage)
+            .check()
+            .expect("the check's constants are in range"),
     };
     let mut pt = Point::new(n, reps);
     for r in 0..reps as u64 {

@@ -37,7 +37,7 @@ use crate::framework::{
 use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::recorder::Recorder;
 use fedmix::metrics::{bottleneck_distance, chi2, gamma, kappa_fedavg, rho};
-use fedmix::params::{StepRule, TwoPhaseParams};
+use fedmix::params::{ParamGuard, StepRule, TwoPhaseParams};
 use fedmix::prec::{max_nan, min_nan};
 
 /// `c_e` of `p_e` in eq. 10 (stated; from the Lemma 10 check's calibration).
@@ -172,7 +172,10 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
         * (DELTA / nu).ln().max(1.0))
     .ceil() as usize;
     params.phase2.rounds = rounds;
-    let alg = TwoPhase { params, init: None };
+    let alg = TwoPhase {
+        params: params.check().expect("the check's constants are in range"),
+        init: None,
+    };
     let (error, failure) = match alg.run_detailed(&fed, seed, &mut Recorder::quiet()) {
         Ok((out, _)) => match bottleneck_distance(&out.theta_hat, &ts) {
             Ok(a) => (a.value, None),
