@@ -19,7 +19,10 @@
 //! `c` = the smallest ratio on the calibration series (`d = 6`) divided by the safety factor
 //! `SAFETY`; every validation ratio (`d ∈ {4, 12}`, `N_j/d` over more than two orders of
 //! magnitude, FedAvg `s ∈ {1, 5, 20}` and FedProx, both clusters) must be `≥ c`. Regime:
-//! `N_j ≥ 5d`. Slope: the smallest `λ_min(K_j)·κN/(sα_j)` of a validation cell against `N_j`,
+//! `N_j ≥ 5d`. One more validation series has cluster-dependent client sizes
+//! ([`SEPARATED_SIZES`]: sample share `N_0/N ≈ 0.167` against a client share of ½), where the
+//! sample share the lemma is stated in and a client share differ by 3× (sandwich and constant
+//! only). Slope: the smallest `λ_min(K_j)·κN/(sα_j)` of a validation cell against `N_j`,
 //! over `N_j ≥ 20d` (where `λ_min(φ_{I_j}ᵀφ_{I_j})/N_j ≈ α_j(1 − √(d/N_j))²` rises from ≈ 0.6α_j
 //! to its limit: effective exponent ≈ 1.1), predicted `1 ± SLOPE_TOL`.
 //!
@@ -65,6 +68,20 @@ const CONFIGS: [(LocalSolver, usize); 4] = [
 ];
 /// Seed tag of this check.
 const SEED_TAG: u64 = 7_000;
+/// The sample-vs-client series: client `i` of cluster `i mod 2` holds `SEPARATED_SIZES[i mod 2]`
+/// samples, so each cluster has half the clients (client share ½) but cluster 0 only
+/// `N_0/N = 4/24 ≈ 0.167` of the samples (3× apart). Lemma 7's bound is in the sample share
+/// `N_j/N` (SXY22 App. E.2: `K_j = (1/N)φ_{I_j}ᵀP_{I_j}φ_{I_j}`, the Phase 2 weights `n_i/N` of
+/// Lemma 1, eq. 11), so an operator built with per-client weights `1/M` scales cluster 0's
+/// `K_0` by `N/(M n_i) = 3` and cluster 1's by 0.6 — which the sandwich, exact to rounding,
+/// rejects; with equal `n_i`, as on every other series, the two weights coincide.
+const SEPARATED_SIZES: [usize; 2] = [4, 20];
+/// `d` and `N_0/d` of the sample-vs-client series (validation only; `N_0 ≥ 20d`, the slope
+/// fits' regime, where the constant is far from binding).
+const SEPARATED_D: usize = 6;
+const SEPARATED_RATIOS: [usize; 2] = [20, 200];
+/// Seed tag of the sample-vs-client series (apart from the grids' `SEED_TAG + series`).
+const SEPARATED_TAG: u64 = SEED_TAG + 100;
 
 /// `(λ_min, λ_max)` of a symmetric matrix (symmetrised against rounding).
 fn extremes(a: &DMatrix<f64>) -> (f64, f64) {
@@ -202,6 +219,33 @@ fn grids(cfg: &CheckConfig) -> (Grid, Grid) {
     (cal, val)
 }
 
+/// `N_0` and `N` of one sample-vs-client federation.
+struct SeparatedSizes {
+    nj0: usize,
+    n: usize,
+}
+
+/// The sample-vs-client series ([`SEPARATED_SIZES`]): one model, a federation per `N_0/d`,
+/// each measured like a grid cell.
+fn separated_series(cfg: &CheckConfig) -> Vec<(SeparatedSizes, Vec<Measure>)> {
+    let seed = child_seed(cfg.seed, SEPARATED_TAG);
+    let mix = Mixture::draw(SEPARATED_D, &[0.5, 0.5], 1.0, COV_RANGE, 0.1, seed);
+    SEPARATED_RATIOS
+        .iter()
+        .map(|&ratio| {
+            let per_cluster = (SEPARATED_D * ratio).div_ceil(SEPARATED_SIZES[0]);
+            let labels: Vec<usize> = (0..2 * per_cluster).map(|i| i % 2).collect();
+            let sizes: Vec<usize> = labels.iter().map(|&z| SEPARATED_SIZES[z]).collect();
+            let fed = mix.federation(&sizes, Some(labels), seed, 0);
+            let sz = SeparatedSizes {
+                nj0: per_cluster * SEPARATED_SIZES[0],
+                n: fed.total_samples(),
+            };
+            (sz, measure(&fed, &mix, cfg.sabotage))
+        })
+        .collect()
+}
+
 /// Run the check.
 pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let (cal, val) = grids(cfg);
@@ -254,6 +298,12 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             }
         }
     }
+    let separated = separated_series(cfg);
+    for x in separated.iter().flat_map(|(_, m)| m) {
+        worst_viol = max_nan(worst_viol, x.violation);
+        upper_const = max_nan(upper_const, x.upper);
+        val_pts.push((1.0, x.ratio));
+    }
     let (inv_c, inv_worst) = calibrate_then_validate(&cal_pts, &val_pts, SAFETY);
     let (c, worst_ratio) = (1.0 / inv_c, 1.0 / inv_worst);
     series.push(line(
@@ -278,6 +328,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("calibration (d, N_j/d): {cal:?}; validation: {val:?}"),
             format!("sandwich{}: largest relative violation {worst_viol:.3e} (allowance {SANDWICH_RTOL:e}) — {}", if cfg.sabotage { " (SABOTAGED: 1/κ for κ)" } else { "" }, if sandwich_ok { "holds" } else { "VIOLATED" }),
             format!("statistic = 1/r for the smallest validation ratio r = λ_min(K_j)κN/(sN_jα_j) = {worst_ratio:.4}; passes when ≤ 1/c, i.e. r ≥ c = (smallest calibration ratio)/{SAFETY} = {c:.4}"),
+            format!("validation sample-vs-client series (d = {SEPARATED_D}, cluster 0: clients × n_i = {}, cluster 1: × {}, client share ½ each; sandwich and constant only): {}", SEPARATED_SIZES[0], SEPARATED_SIZES[1], separated.iter().map(|(sz, m)| format!("N_0 = {}, N = {}: ρ = min_j N_j/N = {:.4} vs client share 0.5, smallest ratio r = {:.4}", sz.nj0, sz.n, sz.nj0 as f64 / sz.n as f64, m.iter().map(|x| x.ratio).fold(f64::INFINITY, min_nan))).collect::<Vec<_>>().join("; ")),
             format!("upper end: largest λ_max(K_j)N/(sN_jβ_j) = {upper_const:.4} (the lemma's C, not tested)"),
             format!("slope of min λ_min(K_j)·κN/(sα_j) in N_j over N_j ≥ {SLOPE_MIN_RATIO}d, predicted 1 ± {SLOPE_TOL}"),
         ],

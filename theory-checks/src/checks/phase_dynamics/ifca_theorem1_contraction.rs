@@ -27,8 +27,9 @@
 //!   Δ/4` (α = ¼) in random directions; `r = max_j ‖θ⁺_j − θ*_j‖/‖θ_j − θ*_j‖`, maximised over
 //!   starts. One constant `c` (smallest calibration `(1 − r)/(γp)` ÷ [`SAFETY`]) must give
 //!   `1 − r ≥ c γp` on two validation sweeps of `γp` over two orders of magnitude
-//!   (`[0.004, 0.4]`, k = 2 and k = 4), and the log–log slope of `1 − r` on `γp` is 1 ±
-//!   [`SLOPE_TOL_GAP`].
+//!   (`[0.004, 0.4]`, k = 2 and k = 4) and on one point whose clusters' machines hold
+//!   different `n'` ([`SEPARATED_N0`]: sample share 1/9 against client share ½ — eq. 5's `p` is
+//!   the client share), and the log–log slope of `1 − r` on `γp` is 1 ± [`SLOPE_TOL_GAP`].
 //! - **B (error floor, eq. 1 at `θ = θ*`, i.e. α = ½, where the first term is 0):** step
 //!   `γ = `[`STEP_P`]`/p` (the theorem's `c₁`: population factor `1 − γp = ⅓ < ½`; IFCA's own
 //!   `c₁ = STEP_P/2`). Statistic per grid point: the largest `max_j ‖θ⁺_j − θ*_j‖` over
@@ -87,13 +88,28 @@ const START_A: f64 = 0.25;
 /// Part C's start distance `(½ − α)Δ` with α = 0.1.
 const START_C: f64 = 0.4;
 
-/// One grid point: k clusters (p = 1/k), dimension d, m machines × n' samples, noise σ.
+/// Part A's sample-vs-client point: cluster 0's machines hold [`SEPARATED_N0`] samples, cluster
+/// 1's `n' = `[`SEPARATED_N1`] (k = 2, p = ½ each): the sample share `N_0/N = 1/9` is 4.5× below
+/// the client share. Option I averages each machine's gradient over its own `n_i` and sums with
+/// weight `1/m` (IFCA Algorithm 1), so cluster j's population map is `1 − γ p_j` with the client
+/// share `p_j` whatever the sizes (App. A eq. 5's `γp`); a gradient scaled by the mean size
+/// `N/m` instead of `n_i` turns it into `1 − γ N_j/N` — the same under IFCA's equal `n'`, 4.5×
+/// slower for cluster 0 here.
+pub const SEPARATED_N0: usize = 25;
+/// See [`SEPARATED_N0`] (`p m n_0 = 1250 ≥ 100·d`, Assumption 2 for cluster 0).
+pub const SEPARATED_N1: usize = 200;
+/// `γp` of the sample-vs-client point (mid-range of part A's validation sweep).
+const SEPARATED_GAMMA_P: f64 = 0.1;
+
+/// One grid point: k clusters (p = 1/k), dimension d, m machines × n' samples (cluster 0's
+/// machines × `n0`, equal to `n` except at part A's sample-vs-client point), noise σ.
 #[derive(Clone, Copy, Debug)]
 struct Inst {
     k: usize,
     d: usize,
     m: usize,
     n: usize,
+    n0: usize,
     sigma: f64,
 }
 
@@ -121,11 +137,17 @@ impl Inst {
         (0..self.m).map(|i| i % self.k).collect()
     }
     fn fed(&self, seed: u64) -> Federation {
-        Mixture::with_theta(self.theta_star(), self.sigma).federation(
-            &self.labels(),
-            &vec![self.n; self.m],
-            seed,
-        )
+        let labels = self.labels();
+        let sizes: Vec<usize> = labels
+            .iter()
+            .map(|&z| if z == 0 { self.n0 } else { self.n })
+            .collect();
+        Mixture::with_theta(self.theta_star(), self.sigma).federation(&labels, &sizes, seed)
+    }
+    /// `N_0/N`: cluster 0's sample share.
+    fn sample_share0(&self) -> f64 {
+        let m0 = self.labels().iter().filter(|&&z| z == 0).count();
+        (m0 * self.n0) as f64 / (m0 * self.n0 + (self.m - m0) * self.n) as f64
     }
     fn label(&self) -> String {
         format!(
@@ -352,6 +374,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         d: 10,
         m: 50 * k,
         n: 100,
+        n0: 100,
         sigma: 0.0,
     };
     let cal_g = [0.01, 0.05, 0.2];
@@ -367,6 +390,20 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         .enumerate()
         .map(|(i, (k, g))| (k, g, gap(cfg, &base_a(k), g, starts_a, grid_tag(true, i))))
         .collect();
+    // Sample-vs-client point: validation only (the calibration and the slope sweeps are
+    // unchanged).
+    let separated = Inst {
+        n: SEPARATED_N1,
+        n0: SEPARATED_N0,
+        ..base_a(2)
+    };
+    let sep_a = gap(
+        cfg,
+        &separated,
+        SEPARATED_GAMMA_P,
+        starts_a,
+        grid_tag(true, 50),
+    );
     let (inv_c, worst_a) = calibrate_then_validate(
         &cal_a
             .iter()
@@ -375,6 +412,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         &val_a
             .iter()
             .map(|(_, g, (gp, _))| (*g, gp.max(1e-300)))
+            .chain(std::iter::once((SEPARATED_GAMMA_P, sep_a.0.max(1e-300))))
             .collect::<Vec<_>>(),
         SAFETY,
     );
@@ -390,9 +428,17 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         (fit, Design::of(&xs, true))
     };
     let wrong_a: usize = cal_a.iter().map(|(_, (_, w))| w).sum::<usize>()
-        + val_a.iter().map(|(_, _, (_, w))| w).sum::<usize>();
+        + val_a.iter().map(|(_, _, (_, w))| w).sum::<usize>()
+        + sep_a.1;
     // Part B: calibration, then the validation sweeps (mn', d, σ and k).
-    let inst = |k, d, m, n, sigma| Inst { k, d, m, n, sigma };
+    let inst = |k, d, m, n, sigma| Inst {
+        k,
+        d,
+        m,
+        n,
+        n0: n,
+        sigma,
+    };
     let cal_b = [
         inst(2, 10, 60, 100, 0.1),
         inst(2, 10, 100, 120, 0.3),
@@ -607,6 +653,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("part A (σ = 0, d = 10, m = 50k, n' = 100, {starts_a} starts, r = max_j ratio): c = min calibration (1−r)/(γp) ÷ {SAFETY} = {c:.4}; max validation γp/(1−r) = {worst_a:.4} vs 1/c = {inv_c:.4} ({})", if worst_a <= inv_c { "ok" } else { "FAIL" }),
             format!("part A calibration (γp, 1−r): {}", join(cal_a.iter().map(|(g, (gp, _))| format!("({g}, {gp:.4e})")).collect())),
             format!("part A validation (k, γp, 1−r): {}", join(val_a.iter().map(|(k, g, (gp, _))| format!("({k}, {g:.4}, {gp:.4e})")).collect())),
+            format!("part A validation, sample-vs-client point (k = 2, m = {}, cluster 0's machines × n' = {SEPARATED_N0}, cluster 1's × {SEPARATED_N1}; sample share N_0/N = {:.4} vs client share p = {}): γp = {SEPARATED_GAMMA_P}, 1 − r = {:.4e}, γp/(1 − r) = {:.4}", separated.m, separated.sample_share0(), separated.p(), sep_a.0, SEPARATED_GAMMA_P / sep_a.0),
             format!("at the theorem's step γp = {STEP_P:.4} the validated bound gives 1 − r ≥ {:.3} (eq. 1 needs ½)", validated_gap(inv_c, STEP_P)),
             format!("part B (one round from θ* at γ = {STEP_P:.4}/p, {reps} replicates, statistic = max over replicates ÷ {shape_name}): C₂ = max calibration ratio × {SAFETY} = {c2:.4}; worst validation ratio {worst_b:.4}"),
             format!("part B calibration: {}", join(cal_pts.iter().map(row_b).collect())),
@@ -675,6 +722,7 @@ mod tests {
             d: 16,
             m: 100,
             n: 4,
+            n0: 4,
             sigma: 0.5,
         };
         assert_eq!(inst.p().to_bits(), 0.25f64.to_bits());

@@ -15,8 +15,9 @@
 //!
 //! Check: the ratio `d(θ̂, θ*) / ((σκ/ρ) ν log(e/ν))` is bounded by one constant — calibrated
 //! on three (σ, M, ρ) points × [`safety`], validated on sweeps of σ (three orders of magnitude, common random numbers),
-//! M (two orders) and ρ — and the log–log slope of the final error on σ is the bound's exponent
-//! 1 ± [`slope_tolerance`]. Sabotage: the σ factor is dropped from the bound (predicted
+//! M (two orders) and ρ, and on one point with cluster-dependent client sizes
+//! ([`SEPARATED_SIZES`]: `ρ = min_j N_j/N = 1/21` against a client share of ½) — and the
+//! log–log slope of the final error on σ is the bound's exponent 1 ± [`slope_tolerance`]. Sabotage: the σ factor is dropped from the bound (predicted
 //! exponent 0).
 //!
 //! The σ-sweep stays at σ ≤ 0.3Δ. Theorem 3 assumes the conditions of Theorem 1, whose Phase 1
@@ -108,8 +109,23 @@ const DELTA: f64 = 1.0;
 struct Setting {
     sigma: f64,
     m: usize,
+    /// Cluster 0's share of the clients (the first `ρM`); after [`measure`], `ρ = min_j N_j/N`.
     rho: f64,
+    /// `n_i` of cluster 0's and of cluster 1's clients.
+    sizes: [usize; 2],
 }
+
+/// The sample-vs-client point: `M = `[`SEPARATED_M`] clients, half in each cluster (client
+/// share ½, so `n_H = ⌈log N / p_min⌉` and Phase 1 see balanced clusters), cluster 0's with
+/// `n_i = 20`, cluster 1's with 400, so `ρ = min_j N_j/N = 1/21` — 10.5× below the client share.
+/// Theorem 3's bound and `T′` are in `ρ` (SXY22 Theorem 2, `ρ = min_j N_j/N`, through Lemma 7's
+/// `λ_min(K_j) ≳ αsN_j/(κN)`: Phase 2 weights client i by `n_i/N`); a `ρ` computed over clients
+/// would make the bound 10.5× smaller and `T′` 10.5× shorter here. (At `n_i = 20` the stated
+/// `p_e` is vacuous, `4k e^{−0.08·20} > 1`, so `ν` counts all of cluster 0: the point tests the
+/// shape's `1/ρ` and `T′`, not `p_e`.)
+pub const SEPARATED_SIZES: [usize; 2] = [20, 400];
+/// Clients at the sample-vs-client point.
+pub const SEPARATED_M: usize = 40;
 
 #[derive(Clone, Debug)]
 struct Outcome {
@@ -150,7 +166,7 @@ fn measure(cfg: &CheckConfig, st: Setting, idx: u64) -> Outcome {
     let mix = Mixture::with_theta(ts.clone(), st.sigma);
     let m0 = ((st.rho * st.m as f64).round() as usize).max(1);
     let labels: Vec<usize> = (0..st.m).map(|i| usize::from(i >= m0)).collect();
-    let sizes = vec![SAMPLES; st.m];
+    let sizes: Vec<usize> = labels.iter().map(|&z| st.sizes[z]).collect();
     let fed = mix.federation(&labels, &sizes, seed);
     let rho = rho(&sizes, &labels, K);
     let nu = nu(&sizes, st.sigma);
@@ -203,16 +219,19 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             sigma: 0.01,
             m: 60,
             rho: 0.5,
+            sizes: [SAMPLES; 2],
         },
         Setting {
             sigma: 0.1,
             m: 15,
             rho: 0.5,
+            sizes: [SAMPLES; 2],
         },
         Setting {
             sigma: 0.05,
             m: 100,
             rho: 0.3,
+            sizes: [SAMPLES; 2],
         },
     ];
     let sig_grid: Vec<f64> = cfg.pick(
@@ -240,6 +259,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 sigma,
                 m: 100,
                 rho: 0.5,
+                sizes: [SAMPLES; 2],
             };
             measure(cfg, st, 100)
         })
@@ -251,6 +271,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 sigma: 0.1,
                 m,
                 rho: 0.5,
+                sizes: [SAMPLES; 2],
             })
             .collect(),
         200,
@@ -262,11 +283,28 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 sigma: 0.1,
                 m: 200,
                 rho,
+                sizes: [SAMPLES; 2],
             })
             .collect(),
         300,
     );
-    let val: Vec<&Outcome> = sig.iter().chain(&mm).chain(&rr).collect();
+    // Sample-vs-client point (validation only; the calibration and the sweeps are unchanged).
+    let separated = measure(
+        cfg,
+        Setting {
+            sigma: 0.1,
+            m: SEPARATED_M,
+            rho: 0.5,
+            sizes: SEPARATED_SIZES,
+        },
+        400,
+    );
+    let val: Vec<&Outcome> = sig
+        .iter()
+        .chain(&mm)
+        .chain(&rr)
+        .chain(std::iter::once(&separated))
+        .collect();
     let pair = |o: &Outcome| (o.error, o.shape);
     let (c, worst) = calibrate_then_validate(
         &cal.iter().map(pair).collect::<Vec<_>>(),
@@ -323,6 +361,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("validation σ-sweep: {}", sig.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation M-sweep: {}", mm.iter().map(row).collect::<Vec<_>>().join("; ")),
             format!("validation ρ-sweep: {}", rr.iter().map(row).collect::<Vec<_>>().join("; ")),
+            format!("validation sample-vs-client point (first M/2 clients × n_i = {}, the others × {}; ρ = min_j N_j/N = {:.4} vs client share p_min = 0.5): {}", SEPARATED_SIZES[0], SEPARATED_SIZES[1], separated.st.rho, row(&separated)),
             if cfg.sabotage { "SABOTAGED: σ dropped from the bound".into() } else { "bound (σκ/ρ) ν log(e/ν)".into() },
         ],
         figure: Some(Figure {
@@ -335,6 +374,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
                 Series { label: "σ-sweep".into(), points: pts(&sig), line: false },
                 Series { label: "M-sweep".into(), points: pts(&mm), line: false },
                 Series { label: "ρ-sweep".into(), points: pts(&rr), line: false },
+                Series { label: "sample-vs-client (ρ ≠ p_min)".into(), points: pts(std::slice::from_ref(&separated)), line: false },
                 Series { label: "calibration".into(), points: pts(&cal), line: false },
                 Series { label: format!("C × bound, C = {c:.3e}"), points: vec![(x0, c * x0), (x1, c * x1)], line: true },
             ],
