@@ -16,8 +16,23 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(c) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
+            // Dirty means the code differs from the commit: the sources the binary is built
+            // from, not data a running sweep appends to (its tracked `runs.jsonl`).
+            let dirty = git(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":/src",
+                ":/kernels",
+                ":/theory-checks/src",
+                ":/theory-checks/build.rs",
+                ":/Cargo.toml",
+                ":/Cargo.lock",
+                ":/theory-checks/Cargo.toml",
+                ":/kernels/Cargo.toml",
+            ])
+            .is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{c}-dirty")
             } else {
