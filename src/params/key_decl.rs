@@ -1,8 +1,8 @@
-//! How a run key is declared: the [`run_keys!`] macro, which takes each key once — name, type,
+//! How a run key is declared: the `run_keys!` macro, which takes each key once — name, type,
 //! default, the group of algorithms that read it, a valid example value, its range check and its
 //! doc comment — and derives from that one list the key table ([`super::key_table::KeyTable`]:
 //! parsing of `--set` / TOML / Python keyword values, defaults), [`super::KEYS`], the keys'
-//! reference ([`KEY_SPECS`], from which the CLI's `run --help`, the Python `help(fedmix.run)` and
+//! reference ([`KEY_SPECS`](super::key_table::KEY_SPECS), from which the CLI's `run --help`, the Python `help(fedmix.run)` and
 //! `docs/keys.md` are written) and the per-key range checks. The range checks' helpers live here.
 
 /// Which algorithms read a key: whole groups (SXY22's two phases), or algorithms named in

@@ -1,5 +1,5 @@
 //! The keys as written: every `--set` / TOML key of every algorithm, declared once in the
-//! [`run_keys!`] list below with its type, default, readers, range check and meaning (the doc
+//! `run_keys!` list below with its type, default, readers, range check and meaning (the doc
 //! comments are the keys' reference), parsed and range-checked once. Only the parameter layer
 //! reads it: [`super::AlgorithmParams`] takes from it the typed group of one algorithm
 //! ([`super::groups`]), and no algorithm or public function takes a `KeyTable`.

@@ -75,7 +75,7 @@ const SEED_TAG: u64 = 7_000;
 /// Lemma 1, eq. 11), so an operator built with per-client weights `1/M` scales cluster 0's
 /// `K_0` by `N/(M n_i) = 3` and cluster 1's by 0.6 — which the sandwich, exact to rounding,
 /// rejects; with equal `n_i`, as on every other series, the two weights coincide.
-const SEPARATED_SIZES: [usize; 2] = [4, 20];
+pub const SEPARATED_SIZES: [usize; 2] = [4, 20];
 /// `d` and `N_0/d` of the sample-vs-client series (validation only; `N_0 ≥ 20d`, the slope
 /// fits' regime, where the constant is far from binding).
 const SEPARATED_D: usize = 6;

@@ -61,12 +61,12 @@ use rand_distr::StandardNormal;
 /// Safety factor on the calibrated constant of eq. 19 / eq. 20.
 pub const SAFETY: f64 = 2.0;
 /// Fewest steps of the region test (drawn inside the eq. 20 region after calibration, see
-/// [`region_point`]) for each covariance type; fewer makes the check inconclusive. The region
+/// `region_point`) for each covariance type; fewer makes the check inconclusive. The region
 /// is empty at small ℓ — the `(k/ℓ) log³N` term of ξ₂ makes the eq. 20 threshold exceed
 /// `δ² + σ²` there — so the steps come from the validation points where it is not.
 pub const MIN_REGION_STEPS: usize = 20;
-/// Region-test steps sought per validation point (two anchors' clusters per start at most
-/// differ, so a start contributes up to [`ANCHORS`] steps).
+/// Region-test steps sought per validation point (a start contributes one step per anchor
+/// whose cluster's region it lies in, up to `ANCHORS`).
 pub const REGION_TARGET: usize = 60;
 /// Starts drawn at most per validation point for the region test.
 pub const REGION_DRAWS: usize = 2000;
