@@ -19,63 +19,11 @@ fn group(group: KeyGroup) -> impl Iterator<Item = &'static str> {
 /// groups of [`KEY_SPECS`]), then the algorithm's own, in the order `fedmix validate`'s
 /// reference line and the Python `keys()` list them.
 pub fn keys_of(kind: AlgorithmKind) -> Vec<&'static str> {
-    let own: &[&str] = match kind {
-        AlgorithmKind::TwoPhase => &["init_scale", "k"],
-        AlgorithmKind::Phase2 => &["init_scale", "k"],
-        AlgorithmKind::Oracle => &["k"],
-        AlgorithmKind::Ifca => &[
-            "ifca_option",
-            "ifca_init",
-            "init_scale",
-            "participation",
-            "replicate_batch",
-            "k",
-            "restarts",
-        ],
-        AlgorithmKind::IfcaOfficial => &[
-            "ifca_official_inits",
-            "ifca_official_lrs",
-            "ifca_official_iterations",
-            "ifca_official_sigma",
-            "ifca_official_offset",
-            "replicate_batch",
-            "k",
-        ],
-        AlgorithmKind::Fedavg => &["init_scale", "participation"],
-        AlgorithmKind::Local => &["local_ridge"],
-        AlgorithmKind::OneShot => &["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
-        AlgorithmKind::OracleLabels => &[],
-        // SR-FCA's TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm 3); it has its own rounds.
-        AlgorithmKind::SrFca => &[
-            "eta",
-            "eta_gamma",
-            "srfca_lambda",
-            "srfca_lambda_quantile",
-            "srfca_size",
-            "srfca_beta",
-            "srfca_refine_steps",
-            "srfca_local_iterations",
-            "srfca_refine_rounds",
-            "srfca_dist",
-            "srfca_diameter",
-        ],
-        AlgorithmKind::Cfl => &[
-            "init_scale",
-            "cfl_eps1",
-            "cfl_eps2",
-            "cfl_gamma_max",
-            "cfl_warmup_rounds",
-        ],
-    };
-    let phase2 = !matches!(
-        kind,
-        AlgorithmKind::Local | AlgorithmKind::IfcaOfficial | AlgorithmKind::SrFca
-    );
-    let phase1 = kind == AlgorithmKind::TwoPhase;
+    let reads = kind.reads();
     group(KeyGroup::Phase2)
-        .filter(|_| phase2)
-        .chain(group(KeyGroup::Phase1).filter(|_| phase1))
-        .chain(own.iter().copied())
+        .filter(|_| reads.phase2)
+        .chain(group(KeyGroup::Phase1).filter(|_| reads.phase1))
+        .chain(reads.own.iter().copied())
         .collect()
 }
 
@@ -381,6 +329,20 @@ mod tests {
 
     /// Every declared example value parses, passes its range check and differs from the
     /// default; every key is read by some algorithm.
+    #[test]
+    fn every_key_an_algorithm_declares_it_reads_is_a_run_key_once() {
+        for kind in AlgorithmKind::ALL {
+            let keys = keys_of(kind);
+            for key in &keys {
+                assert!(KEYS.contains(key), "{kind} reads undeclared key {key}");
+            }
+            let mut unique = keys.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), keys.len(), "{kind} lists a key twice");
+        }
+    }
+
     #[test]
     fn every_example_is_a_valid_other_value() {
         for spec in KEY_SPECS {

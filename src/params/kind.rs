@@ -3,10 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares [`AlgorithmKind`] from one list: each variant once, with its public name and doc;
-/// the serde names, [`AlgorithmKind::ALL`] and [`AlgorithmKind::as_str`] all come from it.
+/// Declares [`AlgorithmKind`] from one list: each variant once, with its public name, doc and
+/// the run keys it reads — SXY22 Phase 2's keys, Phase 1's, and its own in the order
+/// `fedmix validate`'s reference line and the Python `keys()` list them; the serde names,
+/// [`AlgorithmKind::ALL`], [`AlgorithmKind::as_str`] and [`AlgorithmKind::reads`] all come from
+/// it.
 macro_rules! algorithm_kinds {
-    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,
+        phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?];)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
         #[derive(
@@ -26,33 +30,92 @@ macro_rules! algorithm_kinds {
                     $(Self::$variant => $name,)*
                 }
             }
+
+            /// Which run keys it reads, as its declaration states them.
+            pub fn reads(self) -> Reads {
+                match self {
+                    $(Self::$variant => Reads {
+                        phase2: $phase2,
+                        phase1: $phase1,
+                        own: &[$($key),*],
+                    },)*
+                }
+            }
         }
     };
 }
 
+/// The run keys an algorithm reads, as its declaration states them (`params::keys::keys_of`
+/// expands the two groups into their keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// SXY22 Phase 2's keys (the algorithms built on a Phase 2 round).
+    pub phase2: bool,
+    /// SXY22 Phase 1's keys (`two-phase` only).
+    pub phase1: bool,
+    /// Its own keys, in the order they are listed.
+    pub own: &'static [&'static str],
+}
+
 algorithm_kinds! {
     /// SXY22 Phase 1 (FedMD on anchors) then Phase 2 (FedX + clustering).
-    TwoPhase => "two-phase",
+    TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"];
     /// SXY22 Phase 2 alone from given or random models.
-    Phase2 => "phase2",
+    Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"];
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
-    Oracle => "oracle",
+    Oracle => "oracle", phase2: true, phase1: false, own: ["k"];
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
-    Ifca => "ifca",
+    Ifca => "ifca", phase2: true, phase1: false, own: [
+        "ifca_option",
+        "ifca_init",
+        "init_scale",
+        "participation",
+        "replicate_batch",
+        "k",
+        "restarts",
+    ];
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
-    IfcaOfficial => "ifca-official",
+    IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
+        "ifca_official_inits",
+        "ifca_official_lrs",
+        "ifca_official_iterations",
+        "ifca_official_sigma",
+        "ifca_official_offset",
+        "replicate_batch",
+        "k",
+    ];
     /// Vanilla FedAvg / FedProx with one model.
-    Fedavg => "fedavg",
+    Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"];
     /// Per-client least squares / ridge.
-    Local => "local",
+    Local => "local", phase2: false, phase1: false, own: ["local_ridge"];
     /// Local estimates, k-means, FedAvg within the clusters.
-    OneShot => "one-shot",
+    OneShot => "one-shot", phase2: true, phase1: false,
+        own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"];
     /// Phase 2 with the true labels fixed.
-    OracleLabels => "oracle-labels",
-    /// SR-FCA (SRFCA Algorithms 1–4).
-    SrFca => "sr-fca",
+    OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [];
+    /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
+    /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
+    SrFca => "sr-fca", phase2: false, phase1: false, own: [
+        "eta",
+        "eta_gamma",
+        "srfca_lambda",
+        "srfca_lambda_quantile",
+        "srfca_size",
+        "srfca_beta",
+        "srfca_refine_steps",
+        "srfca_local_iterations",
+        "srfca_refine_rounds",
+        "srfca_dist",
+        "srfca_diameter",
+    ];
     /// Clustered FL of Sattler et al. (recursive bipartition).
-    Cfl => "cfl",
+    Cfl => "cfl", phase2: true, phase1: false, own: [
+        "init_scale",
+        "cfl_eps1",
+        "cfl_eps2",
+        "cfl_gamma_max",
+        "cfl_warmup_rounds",
+    ];
 }
 
 impl AlgorithmKind {
