@@ -11,7 +11,7 @@ use crate::engine::recorder::{Phase, Recorder};
 use crate::error::FedmixError;
 use crate::error::Result;
 use crate::io::Dataset;
-use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption};
+use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, RoundRule};
 use crate::progress::RunProgress;
 use crate::validate::{
     compare_one_step, compare_under, Candidate, Mode, Reference, Tolerance, UpdateRule,
@@ -156,24 +156,20 @@ impl Prepared {
     /// diagnosis.
     pub fn update_rule(&self, ds: &Dataset) -> UpdateRule {
         let p2 = self.params.phase2(&ds.train);
-        match self.kind {
-            AlgorithmKind::TwoPhase
-            | AlgorithmKind::Phase2
-            | AlgorithmKind::Oracle
-            | AlgorithmKind::OracleLabels
-            | AlgorithmKind::OneShot => UpdateRule::Phase2 {
+        match self.kind.round_rule() {
+            RoundRule::Phase2 => UpdateRule::Phase2 {
                 eta: p2.eta,
                 local_steps: p2.local_steps,
                 local_solver: p2.local_solver,
             },
-            AlgorithmKind::Ifca => match self.params.ifca_option() {
+            RoundRule::Ifca => match self.params.ifca_option() {
                 Some(IfcaOption::Gradient) => UpdateRule::IfcaGradient { step: p2.eta },
                 _ => UpdateRule::IfcaModel {
                     step: p2.eta,
                     local_steps: p2.local_steps,
                 },
             },
-            _ => UpdateRule::Other,
+            RoundRule::Other => UpdateRule::Other,
         }
     }
 
@@ -200,7 +196,7 @@ impl Prepared {
         let start = self
             .given
             .first_init()
-            .filter(|m| m.ncols() == k && self.kind != AlgorithmKind::TwoPhase);
+            .filter(|m| m.ncols() == k && self.kind.init_starts_rounds());
         let reference = Reference {
             init: start,
             iterates: &rec.iterates,

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 /// it.
 macro_rules! algorithm_kinds {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,
-        phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?];)*) => {
+        phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?],
+        rule: $rule:ident, init_starts_rounds: $isr:literal;)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
         #[derive(
@@ -31,6 +32,21 @@ macro_rules! algorithm_kinds {
                 }
             }
 
+            /// The update its rounds apply, for `validate`'s diagnosis.
+            pub fn round_rule(self) -> RoundRule {
+                match self {
+                    $(Self::$variant => RoundRule::$rule,)*
+                }
+            }
+
+            /// Whether given initial models are the start of its first round (not for
+            /// `two-phase`, whose given models start Phase 1).
+            pub fn init_starts_rounds(self) -> bool {
+                match self {
+                    $(Self::$variant => $isr,)*
+                }
+            }
+
             /// Which run keys it reads, as its declaration states them.
             pub fn reads(self) -> Reads {
                 match self {
@@ -43,6 +59,17 @@ macro_rules! algorithm_kinds {
             }
         }
     };
+}
+
+/// The update an algorithm's rounds apply, as `validate` names it in a diagnosis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundRule {
+    /// SXY22 Phase 2's round (FedAvg / FedProx local steps, `n_i/N` weights, hard clustering).
+    Phase2,
+    /// IFCA's round (IFCA Algorithm 2, option I or II by the `ifca_option` key).
+    Ifca,
+    /// A rule `validate` does not diagnose.
+    Other,
 }
 
 /// The run keys an algorithm reads, as its declaration states them (`params::keys::keys_of`
@@ -59,11 +86,14 @@ pub struct Reads {
 
 algorithm_kinds! {
     /// SXY22 Phase 1 (FedMD on anchors) then Phase 2 (FedX + clustering).
-    TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"];
+    TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"],
+        rule: Phase2, init_starts_rounds: false;
     /// SXY22 Phase 2 alone from given or random models.
-    Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"];
+    Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"],
+        rule: Phase2, init_starts_rounds: true;
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
-    Oracle => "oracle", phase2: true, phase1: false, own: ["k"];
+    Oracle => "oracle", phase2: true, phase1: false, own: ["k"],
+        rule: Phase2, init_starts_rounds: true;
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
     Ifca => "ifca", phase2: true, phase1: false, own: [
         "ifca_option",
@@ -73,7 +103,8 @@ algorithm_kinds! {
         "replicate_batch",
         "k",
         "restarts",
-    ];
+    ],
+        rule: Ifca, init_starts_rounds: true;
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
         "ifca_official_inits",
@@ -83,16 +114,21 @@ algorithm_kinds! {
         "ifca_official_offset",
         "replicate_batch",
         "k",
-    ];
+    ],
+        rule: Other, init_starts_rounds: true;
     /// Vanilla FedAvg / FedProx with one model.
-    Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"];
+    Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"],
+        rule: Other, init_starts_rounds: true;
     /// Per-client least squares / ridge.
-    Local => "local", phase2: false, phase1: false, own: ["local_ridge"];
+    Local => "local", phase2: false, phase1: false, own: ["local_ridge"],
+        rule: Other, init_starts_rounds: true;
     /// Local estimates, k-means, FedAvg within the clusters.
     OneShot => "one-shot", phase2: true, phase1: false,
-        own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"];
+        own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
+        rule: Phase2, init_starts_rounds: true;
     /// Phase 2 with the true labels fixed.
-    OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [];
+    OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [],
+        rule: Phase2, init_starts_rounds: true;
     /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
     /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
     SrFca => "sr-fca", phase2: false, phase1: false, own: [
@@ -107,7 +143,8 @@ algorithm_kinds! {
         "srfca_refine_rounds",
         "srfca_dist",
         "srfca_diameter",
-    ];
+    ],
+        rule: Other, init_starts_rounds: true;
     /// Clustered FL of Sattler et al. (recursive bipartition).
     Cfl => "cfl", phase2: true, phase1: false, own: [
         "init_scale",
@@ -115,7 +152,8 @@ algorithm_kinds! {
         "cfl_eps2",
         "cfl_gamma_max",
         "cfl_warmup_rounds",
-    ];
+    ],
+        rule: Other, init_starts_rounds: true;
 }
 
 impl AlgorithmKind {

@@ -29,7 +29,7 @@ pub use key_table::{resolve_k, DEFAULT_ETA_GAMMA, KEYS, KEY_SPECS};
 pub use keys::{
     check_applicable, check_known, keys_help, keys_markdown, keys_of, readers, unknown_key,
 };
-pub use kind::AlgorithmKind;
+pub use kind::{AlgorithmKind, Reads, RoundRule};
 pub use phase1::*;
 pub use phase2::*;
 pub use resolved::*;
