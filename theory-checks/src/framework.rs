@@ -302,6 +302,18 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict of a record that `passed` or not, and was `inconclusive` (a guard failed
+    /// with every test holding) or not.
+    pub fn of(passed: bool, inconclusive: bool) -> Self {
+        if passed {
+            Verdict::Pass
+        } else if inconclusive {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Fail
+        }
+    }
+
     /// `PASS`, `FAIL` or `INCONCLUSIVE`.
     pub fn label(self) -> &'static str {
         match self {
@@ -362,13 +374,7 @@ impl CheckRecord {
     /// The verdict: [`Verdict::Pass`] when `passed`, [`Verdict::Inconclusive`] when a guard
     /// failed with every test holding, [`Verdict::Fail`] otherwise.
     pub fn verdict(&self) -> Verdict {
-        if self.passed {
-            Verdict::Pass
-        } else if self.inconclusive.is_some() {
-            Verdict::Inconclusive
-        } else {
-            Verdict::Fail
-        }
+        Verdict::of(self.passed, self.inconclusive.is_some())
     }
 
     /// Print the statistic next to its bound (before any assertion is made).

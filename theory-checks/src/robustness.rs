@@ -36,13 +36,7 @@ pub struct SeedOutcome {
 impl SeedOutcome {
     /// The verdict this outcome records.
     pub fn verdict(&self) -> Verdict {
-        if self.passed {
-            Verdict::Pass
-        } else if self.inconclusive {
-            Verdict::Inconclusive
-        } else {
-            Verdict::Fail
-        }
+        Verdict::of(self.passed, self.inconclusive)
     }
 }
 
