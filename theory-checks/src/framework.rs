@@ -224,6 +224,28 @@ pub fn prediction_tolerance(sd: f64, n: usize, alpha: f64, two_sided: bool) -> f
     t.inverse_cdf(1.0 - a) * sd * (1.0 + 1.0 / n as f64).sqrt()
 }
 
+/// Tolerance of a one-sided test of a mean from its own sample: `t_{n−1, 1−α} · sd/√n`, where
+/// `sd` is the sample SD of `n` independent units of the run being judged (e.g. the slopes of
+/// `n` independently drawn instances). The mean then passes `mean ≤ predicted + tol` (or `≥
+/// predicted − tol`) with probability `≥ 1 − α` when the units are normal and their expectation
+/// lies on the prediction or on its safe side: a one-sample t-test, needing no held-out seeds.
+pub fn mean_tolerance(sd: f64, n: usize, alpha: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if n < 2 {
+        return f64::NAN;
+    }
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n ≥ 2");
+    t.inverse_cdf(1.0 - alpha) * sd / (n as f64).sqrt()
+}
+
+/// The standard normal quantile `z_{1−α}` (one-sided critical value at level α).
+pub fn normal_upper_quantile(alpha: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::new(0.0, 1.0)
+        .expect("unit normal")
+        .inverse_cdf(1.0 - alpha)
+}
+
 /// A series of the check's figure.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
@@ -557,6 +579,17 @@ mod tests {
         assert!((a - 2.093_024 * 1.05f64.sqrt()).abs() < 1e-5, "{a}");
         let b = prediction_tolerance(2.0, 10, 0.05, false);
         assert!((b - 2.0 * 1.833_113 * 1.1f64.sqrt()).abs() < 1e-5, "{b}");
+    }
+
+    #[test]
+    fn mean_tolerance_and_normal_quantile_reference_values() {
+        // t_{9, 0.95} = 1.833113 (scipy.stats.t.ppf; standard tables): one-sided α = 0.05 with
+        // n = 10 units of SD 2 gives 1.833113 × 2/√10; z_{0.975} = 1.959964 (standard tables).
+        let a = mean_tolerance(2.0, 10, 0.05);
+        assert!((a - 1.833_113 * 2.0 / 10f64.sqrt()).abs() < 1e-5, "{a}");
+        assert!(mean_tolerance(1.0, 1, 0.05).is_nan());
+        let z = normal_upper_quantile(0.025);
+        assert!((z - 1.959_964).abs() < 1e-6, "{z}");
     }
 
     #[test]
