@@ -87,6 +87,7 @@ pub fn merge_and_render(work: &Path, out: &Path) -> Result<Merged, String> {
         crate::experiment::figures::render(
             f,
             &plan.experiment,
+            &merged.profile,
             &out.join(format!("{}.svg", f.name)),
         )?;
     }
@@ -389,9 +390,9 @@ pub fn report(
                 "![{}]({figures_rel}/{}.svg)\n\n*{}*\n\n",
                 f.name,
                 f.name,
-                crate::experiment::figures::caption(f, e),
+                crate::experiment::figures::caption(f, e, &m.profile),
             ));
-            if let Some(beside) = crate::experiment::figures::beside_paper(f, e) {
+            if let Some(beside) = crate::experiment::figures::beside_paper(f, e, &m.profile) {
                 md.push_str(&format!("{beside}\n"));
             }
             md.push_str(&format!("{}\n", table(f)));

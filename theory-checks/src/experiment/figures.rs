@@ -128,7 +128,7 @@ fn overlaps(lines: &[&Line]) -> Vec<(usize, usize)> {
     out
 }
 
-fn layout(fig: &MergedFigure, e: &Experiment) -> Layout {
+fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
     // A log axis spanning less than a decade gets at most one tick label from plotters: a y
     // axis like that is drawn linearly (the values are printed in the report's tables either
     // way); an x axis like that (a sweep's grid, e.g. m ∈ [50, 400]) stays logarithmic with a
@@ -157,20 +157,23 @@ fn layout(fig: &MergedFigure, e: &Experiment) -> Layout {
         xs.first().copied().unwrap_or(f64::INFINITY),
         xs.last().copied().unwrap_or(f64::NEG_INFINITY),
     );
-    // A partial sweep with points at one x only: the axis spans the experiment's own axis
-    // values, so that it keeps its ticks and shows where the missing points will go.
+    // A partial sweep (x is the experiment's axis and some of its values have no point yet):
+    // the axis spans all the experiment's own axis values, so that it keeps its ticks and
+    // shows where the missing points will go.
     let planned: Vec<f64> = e
-        .axis
-        .as_ref()
-        .map(|a| {
-            a.values
-                .iter()
-                .filter_map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-                .filter(|x| x.is_finite() && (!fig.log_x || *x > 0.0))
-                .collect()
-        })
-        .unwrap_or_default();
-    let widen = xs.len() < 2 && planned.len() >= 2 && fig.x_label != "round";
+        .plan(profile)
+        .map(|p| p.axis_values)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|x| x.is_finite() && (!fig.log_x || *x > 0.0))
+        .collect();
+    let on_axis = |x: &f64| planned.iter().any(|p| (p - x).abs() <= 1e-12 * p.abs());
+    let widen = planned.len() >= 2
+        && fig.x_label != "round"
+        && xs.iter().all(on_axis)
+        && planned
+            .iter()
+            .any(|p| !xs.iter().any(|x| (p - x).abs() <= 1e-12 * p.abs()));
     let xs = if widen {
         let mut all: Vec<f64> = xs.iter().copied().chain(planned).collect();
         all.sort_by(f64::total_cmp);
@@ -513,14 +516,19 @@ fn color_name(m: Method) -> &'static str {
 ///
 /// # Errors
 /// A message from plotters or the file system.
-pub fn render(fig: &MergedFigure, e: &Experiment, path: &Path) -> Result<(), String> {
-    render_plot(&layout(fig, e).plot, path)
+pub fn render(
+    fig: &MergedFigure,
+    e: &Experiment,
+    profile: &str,
+    path: &Path,
+) -> Result<(), String> {
+    render_plot(&layout(fig, e, profile).plot, path)
 }
 
 /// The figure's caption in the report: what colour, line style, panels, shading and bands
 /// mean, which lines coincide and which never reach their target.
-pub fn caption(fig: &MergedFigure, e: &Experiment) -> String {
-    layout(fig, e).notes.join(" ")
+pub fn caption(fig: &MergedFigure, e: &Experiment, profile: &str) -> String {
+    layout(fig, e, profile).notes.join(" ")
 }
 
 /// An axis as drawn: its quantity, its scale, and the extent of the data on it.
@@ -543,11 +551,11 @@ fn drawn_axis(label: &str, log: bool, values: impl Iterator<Item = f64>) -> Stri
 }
 
 /// Where the drawn figure's axis scales differ from the paper's (where the paper shows one).
-pub fn scale_differences(fig: &MergedFigure, e: &Experiment) -> Vec<String> {
+pub fn scale_differences(fig: &MergedFigure, e: &Experiment, profile: &str) -> Vec<String> {
     let Some(paper) = spec(fig, e).and_then(|s| s.paper.as_ref()) else {
         return Vec::new();
     };
-    let plot = layout(fig, e).plot;
+    let plot = layout(fig, e, profile).plot;
     let mut out = Vec::new();
     for (axis, theirs, ours) in [
         ("x", paper.log_x, plot.x.log),
@@ -568,9 +576,9 @@ pub fn scale_differences(fig: &MergedFigure, e: &Experiment) -> Vec<String> {
 }
 
 /// The paper's figure beside ours, as a markdown table (none when the spec describes none).
-pub fn beside_paper(fig: &MergedFigure, e: &Experiment) -> Option<String> {
+pub fn beside_paper(fig: &MergedFigure, e: &Experiment, profile: &str) -> Option<String> {
     let paper = spec(fig, e)?.paper.as_ref()?;
-    let plot = layout(fig, e).plot;
+    let plot = layout(fig, e, profile).plot;
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let ours_curves = fig
         .lines
@@ -607,7 +615,7 @@ pub fn beside_paper(fig: &MergedFigure, e: &Experiment) -> Option<String> {
         cell(&paper.curves),
         cell(&ours_curves)
     ));
-    let diff = scale_differences(fig, e);
+    let diff = scale_differences(fig, e, profile);
     md.push_str(&format!(
         "\nThe paper's figure as described by {}. {}\n",
         paper.source,
