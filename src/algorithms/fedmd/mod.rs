@@ -46,11 +46,13 @@
 //! subspace client, `2ℓt..2ℓ(t+1)` for an anchor).
 
 mod anchors;
+mod moment_operator;
 mod moments;
 mod theorem1;
 
 pub use anchors::{phase1_randomness, sample_without_replacement, uses_orthogonal_iteration};
 use anchors::{power_start_at, precheck, q0_at, Plan};
+pub use moment_operator::*;
 pub use moments::*;
 pub use theorem1::*;
 
