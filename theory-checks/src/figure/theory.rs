@@ -285,13 +285,17 @@ fn panels(fig: &Figure, own: &[Option<usize>]) -> Vec<Panel> {
     for c in 0..chunks {
         // Balanced chunks: 5 points in two panels are 3 + 2, not 4 + 1.
         let (a, b) = (c * rest.len() / chunks, (c + 1) * rest.len() / chunks);
-        let mut series: Vec<Drawn> = rest[a..b].to_vec();
-        series.extend(globals.iter().cloned());
-        let title = if series.iter().all(|s| s.label.contains("calibration")) {
+        let own_points: Vec<Drawn> = rest[a..b].to_vec();
+        // A panel of one kind of point says which (its legend lists several).
+        let title = if own_points.iter().all(|s| s.label.contains("calibration")) {
             "calibration".into()
+        } else if let [one] = own_points.as_slice() {
+            one.label.clone()
         } else {
             String::new()
         };
+        let mut series = own_points;
+        series.extend(globals.iter().cloned());
         out.push(Panel { title, series });
     }
     out
