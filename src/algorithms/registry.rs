@@ -44,23 +44,12 @@ pub fn build(
     }
 }
 
-/// The kinds of randomness algorithm `kind` can take from files (flag names).
-pub fn accepted(kind: AlgorithmKind) -> &'static [&'static str] {
-    match kind {
-        AlgorithmKind::TwoPhase => &["init", "anchors", "q0", "power-start"],
-        AlgorithmKind::Phase2 => &["init"],
-        AlgorithmKind::Ifca | AlgorithmKind::Fedavg => &["init", "participation"],
-        AlgorithmKind::IfcaOfficial => &["init"],
-        _ => &[],
-    }
-}
-
 /// Reject a file algorithm `kind` does not use (it would be silently ignored).
 ///
 /// # Errors
 /// [`FedmixError::InvalidParameter`] naming the flag.
 pub fn check_accepted(kind: AlgorithmKind, given: &Randomness) -> Result<()> {
-    let ok = accepted(kind);
+    let ok = kind.randomness();
     match given.kinds().into_iter().find(|(k, _)| !ok.contains(k)) {
         Some((k, path)) => Err(FedmixError::invalid(
             &format!("--{k}"),
@@ -291,7 +280,7 @@ mod tests {
         assert!(check_accepted(AlgorithmKind::TwoPhase, &given).is_ok());
         assert!(check_accepted(AlgorithmKind::Ifca, &given).is_err());
         assert!(check_accepted(AlgorithmKind::Local, &given).is_err());
-        assert_eq!(accepted(AlgorithmKind::Phase2), &["init"]);
+        assert_eq!(AlgorithmKind::Phase2.randomness(), &["init"]);
     }
 
     #[test]

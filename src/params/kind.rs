@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 macro_rules! algorithm_kinds {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,
         phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?],
-        rule: $rule:ident, init_starts_rounds: $isr:literal;)*) => {
+        rule: $rule:ident, init_starts_rounds: $isr:literal,
+        randomness: [$($rnd:literal),* $(,)?];)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
         #[derive(
@@ -44,6 +45,15 @@ macro_rules! algorithm_kinds {
             pub fn init_starts_rounds(self) -> bool {
                 match self {
                     $(Self::$variant => $isr,)*
+                }
+            }
+
+            /// The kinds of randomness it takes from files (flag names: `--init`, `--anchors`,
+            /// `--q0`, `--power-start`, `--participation`); any other supplied file is refused
+            /// rather than silently ignored.
+            pub fn randomness(self) -> &'static [&'static str] {
+                match self {
+                    $(Self::$variant => &[$($rnd),*],)*
                 }
             }
 
@@ -87,13 +97,16 @@ pub struct Reads {
 algorithm_kinds! {
     /// SXY22 Phase 1 (FedMD on anchors) then Phase 2 (FedX + clustering).
     TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"],
-        rule: Phase2, init_starts_rounds: false;
+        rule: Phase2, init_starts_rounds: false,
+        randomness: ["init", "anchors", "q0", "power-start"];
     /// SXY22 Phase 2 alone from given or random models.
     Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"],
-        rule: Phase2, init_starts_rounds: true;
+        rule: Phase2, init_starts_rounds: true,
+        randomness: ["init"];
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
     Oracle => "oracle", phase2: true, phase1: false, own: ["k"],
-        rule: Phase2, init_starts_rounds: true;
+        rule: Phase2, init_starts_rounds: true,
+        randomness: [];
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
     Ifca => "ifca", phase2: true, phase1: false, own: [
         "ifca_option",
@@ -104,7 +117,8 @@ algorithm_kinds! {
         "k",
         "restarts",
     ],
-        rule: Ifca, init_starts_rounds: true;
+        rule: Ifca, init_starts_rounds: true,
+        randomness: ["init", "participation"];
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
         "ifca_official_inits",
@@ -115,20 +129,25 @@ algorithm_kinds! {
         "replicate_batch",
         "k",
     ],
-        rule: Other, init_starts_rounds: true;
+        rule: Other, init_starts_rounds: true,
+        randomness: ["init"];
     /// Vanilla FedAvg / FedProx with one model.
     Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"],
-        rule: Other, init_starts_rounds: true;
+        rule: Other, init_starts_rounds: true,
+        randomness: ["init", "participation"];
     /// Per-client least squares / ridge.
     Local => "local", phase2: false, phase1: false, own: ["local_ridge"],
-        rule: Other, init_starts_rounds: true;
+        rule: Other, init_starts_rounds: true,
+        randomness: [];
     /// Local estimates, k-means, FedAvg within the clusters.
     OneShot => "one-shot", phase2: true, phase1: false,
         own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
-        rule: Phase2, init_starts_rounds: true;
+        rule: Phase2, init_starts_rounds: true,
+        randomness: [];
     /// Phase 2 with the true labels fixed.
     OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [],
-        rule: Phase2, init_starts_rounds: true;
+        rule: Phase2, init_starts_rounds: true,
+        randomness: [];
     /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
     /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
     SrFca => "sr-fca", phase2: false, phase1: false, own: [
@@ -144,7 +163,8 @@ algorithm_kinds! {
         "srfca_dist",
         "srfca_diameter",
     ],
-        rule: Other, init_starts_rounds: true;
+        rule: Other, init_starts_rounds: true,
+        randomness: [];
     /// Clustered FL of Sattler et al. (recursive bipartition).
     Cfl => "cfl", phase2: true, phase1: false, own: [
         "init_scale",
@@ -153,7 +173,8 @@ algorithm_kinds! {
         "cfl_gamma_max",
         "cfl_warmup_rounds",
     ],
-        rule: Other, init_starts_rounds: true;
+        rule: Other, init_starts_rounds: true,
+        randomness: [];
 }
 
 impl AlgorithmKind {
