@@ -11,7 +11,7 @@
 //! panels of their own; colour then means the kind of point (e.g. product or residual) and the
 //! panel the case. Calibration points are hollow, validation points filled, everywhere.
 
-use super::{AxisRange, Drawn, Panel, Plot, MAX_SERIES};
+use super::plot::{AxisRange, Drawn, Panel, Plot, MAX_SERIES};
 use crate::framework::{Figure, Series};
 use crate::style::{Dash, Marker, Style, BOUND, CASES, DASHES};
 use std::path::Path;
@@ -353,7 +353,7 @@ pub fn plot_of(fig: &Figure) -> Plot {
 /// # Errors
 /// A message from plotters or the file system.
 pub fn render_svg(fig: &Figure, path: &Path) -> Result<(), String> {
-    super::render(&plot_of(fig), path)
+    super::render::render(&plot_of(fig), path)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 //! of the grid ([`TOP_UNITS`] independent instances there per covariance type) and the
 //! validation points lie below it, on a disjoint grid whose `ℓ` spans two orders of
 //! magnitude. The unit of the eq. 19 test is an instance (its own `θ*`, `Σ_j`, data and
-//! [`UNIT_STARTS`] starts; its statistic is its largest ratio) — steps of one instance share
+//! `unit_starts` starts; its statistic is its largest ratio) — steps of one instance share
 //! its `Û` and anchor samples and are not exchangeable, instances are. The test fails when at
 //! least [`EXCEEDANCES`] of the [`VALIDATION_UNITS`] validation instances of a covariance type
 //! exceed `C`. If a validation instance's statistic is stochastically no larger than a top
