@@ -315,7 +315,7 @@ pub fn report(
          (§6.1) and SR-FCA (§5), measured on our implementation. Every interval is a 95 % \
          interval over data seeds, computed by the method the row's \"interval\" column names: \
          a percentile bootstrap (4000 resamples) of a mean, a geometric mean or a ratio of \
-         means, or a Wilson score interval of a proportion (`theory-checks/src/ledger.rs` \
+         means, or a Wilson score interval of a proportion (`theory-checks/src/ledger/statistics.rs` \
          defines each statistic). A verdict without a number beside it is not allowed; rows whose sweep has \
          not run at the paper's scale say so.\n\n{ledger}\n",
         current_commit()
@@ -335,7 +335,7 @@ pub fn report(
          Phase 2 rounds from where that difference has fallen below half its Phase 2 maximum \
          until it falls below 1e-4·d_t (differences at a lag remove the unknown floor: for \
          d_t = f + A e^(−λt) they decay like e^(−λt) whatever f; a trace with fewer than 4 \
-         rounds in that window has no rate and its seed is dropped; `theory-checks/src/ledger.rs`), \
+         rounds in that window has no rate and its seed is dropped; `theory-checks/src/ledger/statistics.rs`), \
          mean and 95 % percentile bootstrap interval over the seeds with a rate (n). SXY22 \
          Theorem 2 (eq. 9) predicts λ ≈ C₁sηρ/κ.\n\n{}\n",
         crate::ledger::rate_table(loaded)

@@ -43,7 +43,7 @@ pub fn markdown<'a>(
         ));
     }
     md.push_str(
-        "\nVerdict rules, every one that `theory-checks/src/ledger.rs` applies (\"interval\" is \
+        "\nVerdict rules, every one that `theory-checks/src/ledger/claim.rs` defines and `ledger.rs` applies (\"interval\" is \
          the row's 95 % interval). The proportionality rule was revised on 2026-11-28 to judge the \
          claim where its premise holds; the others are unchanged, and now all printed:\n",
     );
