@@ -54,9 +54,11 @@
 //! Sabotage: the predicted exponent in `m` is `−1` (the second term of `ξ₁` read as the rate).
 
 use super::common::{
-    cov_name, fast_path_deviation, moment_shape, pair_trace_moments, phase1_federation,
-    phase1_subspace_matrix, series_slopes, spectral_norm, sweep_constant, sweep_figure_series,
-    Mixture, SweepCell, ThetaAt, Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
+    fast_path_deviation, moment_shape, pair_trace_moments, phase1_federation,
+    phase1_subspace_matrix, spectral_norm, Mixture, ThetaAt, Unbiasedness, UNBIASED_SIZES,
+};
+use super::sweep::{
+    cov_name, series_slopes, sweep_constant, sweep_figure_series, SweepCell, EXTREME, RANDOM_DIAG,
 };
 use crate::framework::{check_alpha, outcome, quantile, CheckConfig, CheckRecord, Figure, Guard};
 use fedmix::algorithms::fedmd::subspace_matrix;

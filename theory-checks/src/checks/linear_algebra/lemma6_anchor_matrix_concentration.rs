@@ -54,9 +54,11 @@
 //! Sabotage: the predicted exponent in `ℓ` is `−1`.
 
 use super::common::{
-    cov_name, instance_cell_seed, instance_model_seed, moment_shape, pair_trace_moments,
-    series_slopes, spectral_norm, sweep_constant, sweep_figure_series, Mixture, SweepCell, ThetaAt,
-    Unbiasedness, EXTREME, RANDOM_DIAG, UNBIASED_SIZES,
+    moment_shape, pair_trace_moments, spectral_norm, Mixture, ThetaAt, Unbiasedness, UNBIASED_SIZES,
+};
+use super::sweep::{
+    cov_name, instance_cell_seed, instance_model_seed, series_slopes, sweep_constant,
+    sweep_figure_series, SweepCell, EXTREME, RANDOM_DIAG,
 };
 use crate::framework::{check_alpha, outcome, quantile, CheckConfig, CheckRecord, Figure, Guard};
 use fedmix::algorithms::fedmd::{pair_moments, residual_moments};

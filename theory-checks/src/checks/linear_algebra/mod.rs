@@ -2,7 +2,8 @@
 //! 6, 13, 14 of App. D.4–G, Prop. 1 of App. D.1, the spectrum of Lemma 1's operator `P`, and the
 //! Phase 2 operator lemmas 7 and 8 of App. E.2). Each module:
 //! `pub fn run(cfg: &CheckConfig) -> CheckRecord`; shared pieces (a mixture model with known
-//! `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, sweep helpers) are in [`common`].
+//! `Σ_j`, the rate shapes `ξ₁`, `ξ₂`, fit and figure helpers) are in [`common`], the
+//! calibrate-then-validate sweeps of Lemmas 3, 6 and Prop. 1 in [`sweep`].
 //!
 //! - [`lemma5_gap_free_projection`]: Lemma 5, `3√ε` without an eigengap (exact constant).
 //! - [`lemma14_random_subspace_angle`]: Lemma 14, `P[σ_min(UᵀQ) small] ≤ Cε` (binomial tests).
@@ -24,6 +25,7 @@ pub mod lemma7_k_spectrum;
 pub mod lemma8_noise_term;
 pub mod p_spectrum;
 pub mod prop1_subspace_projection;
+pub mod sweep;
 
 use crate::framework::Check;
 

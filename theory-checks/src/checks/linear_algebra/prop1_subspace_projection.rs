@@ -61,10 +61,10 @@
 //! `‖Σ_0(θ*_0 − θ)‖² ≈ δ²` remains — several times `C (δ² + σ²) ξ₁` once `ξ₁ < 1`
 //! (`m ≥ 1000 d`).
 
-use super::common::{
-    cov_name, geometric_means, instance_cell_seed, instance_model_seed, moment_shape,
-    phase1_federation, phase1_matrix, slope_fit, sweep_constant, sweep_figure_series, xi, Mixture,
-    SweepCell, EXTREME, RANDOM_DIAG,
+use super::common::{moment_shape, phase1_federation, phase1_matrix, slope_fit, xi, Mixture};
+use super::sweep::{
+    cov_name, geometric_means, instance_cell_seed, instance_model_seed, sweep_constant,
+    sweep_figure_series, SweepCell, EXTREME, RANDOM_DIAG,
 };
 use crate::framework::{
     check_alpha, mean_tolerance, quantile, CheckConfig, CheckRecord, Figure, Side,
