@@ -42,7 +42,8 @@ use crate::params::AlgorithmKind;
 pub use crate::params::CflParams;
 
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::executor::check_finite_iterate;
+use crate::engine::recorder::{Comm, Phase, Recorder};
 pub use crate::engine::summary::Split;
 use crate::engine::summary::{CflSummary, RunSummary};
 use crate::error::Result;

@@ -28,8 +28,9 @@ use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Replicate, ReplicateSums, Weight,
 };
 pub use crate::engine::client_pass::{Contribution, CLIENT_CHUNK};
+use crate::engine::executor::check_finite_iterate;
 use crate::engine::local_update::{prox_factors, ProxFactor};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::{LocalSolver, Phase2Params};

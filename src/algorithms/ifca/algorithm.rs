@@ -14,11 +14,12 @@ use crate::engine::client_pass::{
 };
 use crate::engine::contract::WithRandomness;
 use crate::engine::contract::{RunOutput, Termination};
+use crate::engine::executor::check_finite_iterate;
 use crate::engine::init::random_init;
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
