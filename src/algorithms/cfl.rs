@@ -41,8 +41,10 @@ use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
 use crate::params::AlgorithmKind;
 pub use crate::params::CflParams;
 
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::contract::{Algorithm, RunOutput};
+use crate::engine::executor::{Executor, ModelState, RoundSolver};
+use crate::engine::randomness::Randomness;
+use crate::engine::recorder::{Comm, Recorder};
 pub use crate::engine::summary::Split;
 use crate::engine::summary::{CflSummary, RunSummary};
 use crate::error::Result;
@@ -193,49 +195,98 @@ pub struct Cfl {
     pub params: crate::params::Valid<CflConfig>,
 }
 
+impl Cfl {
+    /// The rounds of this run on `fed`: the parameters resolved against the data and FedProx's
+    /// factors.
+    ///
+    /// # Errors
+    /// The parameters' checks; FedProx's factorisation.
+    pub fn rounds(&self, fed: &Federation) -> Result<CflRounds> {
+        let p = CflParams::resolve(&self.params, fed)?;
+        let prox = match p.local.local_solver {
+            LocalSolver::Fedprox => Some(prox_factors(fed, p.local.eta)?),
+            LocalSolver::Fedavg => None,
+        };
+        Ok(CflRounds {
+            p,
+            prox,
+            init_scale: self.params.init_scale,
+        })
+    }
+}
+
+/// What CFL carries from round to round besides the models: the clusters (client-id lists, in
+/// model order) and the splits made so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CflClusters {
+    /// Each cluster's clients.
+    pub clusters: Vec<Vec<usize>>,
+    /// Every split so far, in order.
+    pub splits: Vec<Split>,
+}
+
+/// CFL's rounds ([`RoundSolver`]) for one run.
+#[derive(Clone, Debug)]
+pub struct CflRounds {
+    p: CflParams,
+    prox: Option<Vec<ProxFactor>>,
+    init_scale: f64,
+}
+
+impl RoundSolver for CflRounds {
+    type State = ModelState<CflClusters>;
+
+    fn name(&self) -> &'static str {
+        "CFL"
+    }
+
+    /// One cluster of every client, its model `θ₀ ~ N(0, init_scale² I_d/d)` from
+    /// `stream(seed, Init, 0)`.
+    fn init(&self, fed: &Federation, seed: u64, _given: &Randomness) -> Result<Self::State> {
+        let (m, d) = (fed.num_clients(), fed.d());
+        let theta = crate::engine::init::random_init(d, 1, self.init_scale, seed, 0);
+        let extra = CflClusters {
+            clusters: vec![(0..m).collect()],
+            splits: Vec::new(),
+        };
+        Ok(ModelState::start(theta, vec![0; m], extra))
+    }
+
+    /// [`cfl_round`] as round `state.round + 1` (splits wait for the warm-up).
+    fn next_round(&self, fed: &Federation, s: Self::State) -> Result<Self::State> {
+        let (m, d) = (fed.num_clients(), fed.d() as u64);
+        let prox = self.prox.as_deref();
+        let (clusters, theta, splits) =
+            cfl_round(fed, &s.extra.clusters, &s.theta, &self.p, prox, s.round + 1);
+        let labels = labels_of(m, &clusters);
+        let comm = Comm::broadcast_and_upload(m as u64, d, d);
+        let mut next = s.advance(theta, labels, comm);
+        next.extra.clusters = clusters;
+        next.extra.splits.extend(splits);
+        Ok(next)
+    }
+}
+
 impl Algorithm for Cfl {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Cfl
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        let q = &self.params;
-        let p = CflParams::resolve(q, fed)?;
-        let local = p.local;
-        let prox = match local.local_solver {
-            LocalSolver::Fedprox => Some(prox_factors(fed, local.eta)?),
-            LocalSolver::Fedavg => None,
-        };
-        let (m, d) = (fed.num_clients(), fed.d());
-        let mut clusters = vec![(0..m).collect::<Vec<usize>>()];
-        let mut theta = crate::engine::init::random_init(d, 1, q.init_scale, seed, 0);
-        let mut splits = Vec::new();
-        for round in 1..=local.rounds {
-            let (c, t, s) = cfl_round(fed, &clusters, &theta, &p, prox.as_deref(), round);
-            clusters = c;
-            theta = t;
-            splits.extend(s);
-            check_finite_iterate(&theta, "CFL", round)?;
-            let comm = Comm::broadcast_and_upload(m as u64, d as u64, d as u64);
-            rec.model_round(
-                fed,
-                Phase::Phase2,
-                &theta,
-                Some(&labels_of(m, &clusters)),
-                comm,
-            );
-        }
-        let labels = labels_of(m, &clusters);
+        let rounds = self.rounds(fed)?;
+        let ex = Executor::new(fed, &rounds, rounds.p.local.rounds);
+        let done = ex.run(seed, &Randomness::default(), rec)?;
+        let CflClusters { clusters, splits } = done.state.extra;
         let cfl = CflSummary {
-            params: p,
+            params: rounds.p,
             clusters_found: clusters.len(),
             splits,
             clusters,
         };
         Ok(RunOutput {
-            theta_hat: theta,
-            labels,
-            termination: Termination::MaxRounds,
+            theta_hat: done.state.theta,
+            labels: done.state.labels,
+            termination: done.termination,
             summary: RunSummary::Cfl { cfl },
         })
     }

@@ -21,13 +21,14 @@ use crate::params::AlgorithmKind;
 
 use crate::engine::local_update::prox_factors;
 
+use crate::engine::contract::RunOutput;
 use crate::engine::contract::WithRandomness;
-use crate::engine::contract::{RunOutput, Termination};
+use crate::engine::executor::{Executor, ModelState, RoundSolver};
 use crate::engine::init::{random_init, single_init};
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::recorder::{Comm, Recorder};
 use crate::engine::summary::{FedAvgSummary, RunSummary};
 use crate::error::Result;
 use crate::federation::Federation;
@@ -80,6 +81,68 @@ impl FedAvg {
             None => Ok(random_init(fed.d(), 1, self.params.init_scale, seed, 0)),
         }
     }
+
+    /// The rounds of this run on `fed` under master seed `seed`: the step resolved against the
+    /// data and checked, FedProx's factors, and the participants of each round (the supplied
+    /// schedule, checked against the run, or `seed`'s draws).
+    ///
+    /// # Errors
+    /// The step's checks, FedProx's factorisation, a schedule that does not fit.
+    pub fn rounds(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<FedAvgRounds> {
+        let p = self.params.phase2.resolve(fed);
+        p.check(fed)?;
+        let prox = match p.local_solver {
+            LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
+            LocalSolver::Fedavg => None,
+        };
+        if let Some(s) = &given.participation {
+            s.value.check(&s.source, 1, p.rounds, fed.num_clients())?;
+        }
+        Ok(FedAvgRounds {
+            alg: self.clone(),
+            p,
+            prox,
+            schedule: given.participation.as_ref().map(|s| s.value.clone()),
+            seed,
+        })
+    }
+}
+
+/// FedAvg's rounds ([`RoundSolver`]) for one run: resolved parameters, FedProx factors, the
+/// participation schedule, if supplied, and the master seed the participants are drawn from.
+#[derive(Clone, Debug)]
+pub struct FedAvgRounds {
+    alg: FedAvg,
+    p: crate::params::Phase2Params,
+    prox: Option<Vec<crate::engine::local_update::ProxFactor>>,
+    schedule: Option<Schedule>,
+    seed: u64,
+}
+
+impl RoundSolver for FedAvgRounds {
+    type State = ModelState;
+
+    fn name(&self) -> &'static str {
+        "FedAvg"
+    }
+
+    /// `θ₀` ([`FedAvg`]'s start) and every client in cluster 0.
+    fn init(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<ModelState> {
+        let theta = self.alg.theta0(fed, seed, given)?;
+        Ok(ModelState::start(theta, vec![0; fed.num_clients()], ()))
+    }
+
+    /// [`fedavg_round`] on round `t`'s participants (drawn from `seed`'s `Sampling` stream of
+    /// round `t`, or the supplied schedule's).
+    fn next_round(&self, fed: &Federation, s: ModelState) -> Result<ModelState> {
+        let (m, d) = (fed.num_clients(), fed.d() as u64);
+        let rate = self.alg.params.participation;
+        let part = round_participants(self.schedule.as_ref(), self.seed, 0, s.round, m, rate);
+        let theta = fedavg_round(fed, &s.theta, &part, &self.p, self.prox.as_deref());
+        let comm = Comm::broadcast_and_upload(part.len() as u64, d, d);
+        let labels = s.labels.clone();
+        Ok(s.advance(theta, labels, comm))
+    }
 }
 
 impl WithRandomness for FedAvg {
@@ -94,34 +157,16 @@ impl WithRandomness for FedAvg {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        let p = self.params.phase2.resolve(fed);
-        p.check(fed)?;
-        let prox = match p.local_solver {
-            LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
-            LocalSolver::Fedavg => None,
-        };
-        let (m, d) = (fed.num_clients(), fed.d());
-        if let Some(s) = &given.participation {
-            s.value.check(&s.source, 1, p.rounds, m)?;
-        }
-        let mut theta = self.theta0(fed, seed, given)?;
-        let labels = vec![0usize; m];
-        for t in 0..p.rounds {
-            let schedule = given.participation.as_ref().map(|s| &s.value);
-            let part = round_participants(schedule, seed, 0, t, m, self.params.participation);
-            theta = fedavg_round(fed, &theta, &part, &p, prox.as_deref());
-            check_finite_iterate(&theta, "FedAvg", t + 1)?;
-            let comm = Comm::broadcast_and_upload(part.len() as u64, d as u64, d as u64);
-            rec.model_round(fed, Phase::Phase2, &theta, Some(&labels), comm);
-        }
+        let rounds = self.rounds(fed, seed, given)?;
+        let done = Executor::new(fed, &rounds, rounds.p.rounds).run(seed, given, rec)?;
         let fedavg = FedAvgSummary {
-            params: p,
+            params: rounds.p,
             participation: self.params.participation,
         };
         Ok(RunOutput {
-            theta_hat: theta,
-            labels,
-            termination: Termination::MaxRounds,
+            theta_hat: done.state.theta,
+            labels: done.state.labels,
+            termination: done.termination,
             summary: RunSummary::Fedavg { fedavg },
         })
     }
@@ -261,6 +306,38 @@ pub(crate) mod tests {
         assert_eq!((sv.restarts, sv.rounds, sv.clients), (1, 5, 7));
         assert!(sv.sets.iter().all(|set| set.len() == 3), "{:?}", sv.sets);
         replays(&partial, &r);
+    }
+
+    /// One round from a state rebuilt out of a saved iterate (the models after round 2 of a
+    /// run with 3 of 7 clients a round) equals round 3 of the full run, bit for bit: the state
+    /// carries its round, so the step draws round 3's participants.
+    #[test]
+    fn one_round_from_a_saved_state_is_the_runs_next_round() {
+        let (fed, alg) = seven_clients_fedavg();
+        let alg = FedAvg {
+            params: FedAvgParams {
+                participation: 3.0 / 7.0,
+                ..*alg.params
+            }
+            .check()
+            .unwrap(),
+        };
+        let mut rec = Recorder::new(true);
+        alg.run_with(&fed, 3, &Randomness::default(), &mut rec)
+            .unwrap();
+        let rounds = alg.rounds(&fed, 3, &Randomness::default()).unwrap();
+        let ex = Executor::new(&fed, &rounds, 5);
+        let saved = ModelState {
+            round: 2,
+            theta: rec.iterates[1].clone(),
+            labels: vec![0; 7],
+            comm: Comm::default(),
+            extra: (),
+        };
+        let next = ex.step(saved).unwrap();
+        assert_eq!(next.round, 3);
+        assert_eq!(next.theta, rec.iterates[2]);
+        assert_eq!(next.comm, rec.rows[2].comm);
     }
 
     /// With full participation one round is `Σ_i (n_i/N) LocalUpdate_i(θ)`, computed directly.

@@ -28,8 +28,10 @@ use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Replicate, ReplicateSums, Weight,
 };
 pub use crate::engine::client_pass::{Contribution, CLIENT_CHUNK};
+use crate::engine::executor::{check_finite_iterate, Executor, ModelState, RoundSolver};
 use crate::engine::local_update::{prox_factors, ProxFactor};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::randomness::Randomness;
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::{LocalSolver, Phase2Params};
@@ -147,8 +149,71 @@ pub fn phase2_comm(fed: &Federation, k: usize) -> Comm {
     Comm::broadcast_and_upload(fed.num_clients() as u64, k as u64 * d, d + 1)
 }
 
-/// Run `p.rounds` Phase 2 rounds from `theta0`, recording each. `fixed_labels` (oracle labels)
-/// skips re-clustering. Returns the final models and labels.
+/// The name Phase 2's divergence reports.
+const PHASE2: &str = "phase 2";
+
+/// SXY22 Phase 2's rounds ([`RoundSolver`]) from a given start: parameters, FedProx factors,
+/// and the oracle labels when the clients do not re-cluster.
+#[derive(Clone, Debug)]
+pub struct Phase2Rounds<'a> {
+    theta0: &'a DMatrix<f64>,
+    p: Phase2Params,
+    prox: Option<Vec<ProxFactor>>,
+    fixed_labels: Option<&'a [usize]>,
+}
+
+impl<'a> Phase2Rounds<'a> {
+    /// The rounds from `theta0` (`d × k`) under `p`; `fixed_labels` (oracle labels) skips
+    /// re-clustering.
+    ///
+    /// # Errors
+    /// `theta0` of another dimension than the data; `p`'s checks; FedProx's factorisation.
+    pub fn new(
+        fed: &Federation,
+        theta0: &'a DMatrix<f64>,
+        p: &Phase2Params,
+        fixed_labels: Option<&'a [usize]>,
+    ) -> Result<Self> {
+        check_phase2_start(fed, theta0, p)?;
+        let prox = match p.local_solver {
+            LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
+            LocalSolver::Fedavg => None,
+        };
+        Ok(Self {
+            theta0,
+            p: *p,
+            prox,
+            fixed_labels,
+        })
+    }
+}
+
+impl RoundSolver for Phase2Rounds<'_> {
+    type State = ModelState;
+
+    fn name(&self) -> &'static str {
+        PHASE2
+    }
+
+    /// The given start and the clients' eq. 8 choices at it. Phase 2's start is given, so
+    /// neither the seed nor supplied randomness is read.
+    fn init(&self, fed: &Federation, _seed: u64, _given: &Randomness) -> Result<ModelState> {
+        let labels = assign_clusters(fed, self.theta0);
+        Ok(ModelState::start(self.theta0.clone(), labels, ()))
+    }
+
+    /// One fused Phase 2 round ([`phase2_round_fused`]).
+    fn next_round(&self, fed: &Federation, s: ModelState) -> Result<ModelState> {
+        let prox = self.prox.as_deref();
+        let (theta, labels) = phase2_round_fused(fed, &s.theta, &self.p, prox, self.fixed_labels);
+        let comm = phase2_comm(fed, theta.ncols());
+        Ok(s.advance(theta, labels, comm))
+    }
+}
+
+/// Run `p.rounds` Phase 2 rounds from `theta0`, recording each ([`Phase2Rounds`] on the
+/// [`Executor`]). `fixed_labels` (oracle labels) skips re-clustering. Returns the final models
+/// and labels.
 ///
 /// # Errors
 /// Parameter errors, and [`FedmixError::Divergence`] with the round if an iterate is non-finite.
@@ -159,25 +224,9 @@ pub fn run_phase2(
     fixed_labels: Option<&[usize]>,
     rec: &mut Recorder,
 ) -> Result<(DMatrix<f64>, Vec<usize>)> {
-    check_phase2_start(fed, theta0, p)?;
-    let prox = match p.local_solver {
-        LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
-        LocalSolver::Fedavg => None,
-    };
-    let mut theta = theta0.clone();
-    let mut labels = assign_clusters(fed, &theta);
-    for round in 1..=p.rounds {
-        (theta, labels) = phase2_round_fused(fed, &theta, p, prox.as_deref(), fixed_labels);
-        check_finite_iterate(&theta, "phase 2", round)?;
-        rec.model_round(
-            fed,
-            Phase::Phase2,
-            &theta,
-            Some(&labels),
-            phase2_comm(fed, theta.ncols()),
-        );
-    }
-    Ok((theta, labels))
+    let rounds = Phase2Rounds::new(fed, theta0, p, fixed_labels)?;
+    let done = Executor::new(fed, &rounds, p.rounds).run(0, &Randomness::default(), rec)?;
+    Ok((done.state.theta, done.state.labels))
 }
 
 /// A running (or failed) job of [`run_phase2_batch`]: its models and labels so far.
@@ -272,7 +321,7 @@ pub fn run_phase2_batch(
             .zip(reps.iter().zip(sums))
             .map(|(&j, (rep, out))| {
                 let theta = apply_sums(rep.theta, &out.sums, &out.chosen());
-                let checked = check_finite_iterate(&theta, "phase 2", round);
+                let checked = check_finite_iterate(&theta, PHASE2, round);
                 (j, checked.map(|()| (theta, out.labels)))
             })
             .collect();

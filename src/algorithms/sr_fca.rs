@@ -261,7 +261,7 @@ fn trimmed_mean_gd(
             let g = trimmed_mean(&grads, p.beta)?;
             omega.set_column(c, &project_ball(w - g * p.eta, p.diameter));
         }
-        crate::engine::recorder::check_finite_iterate(
+        crate::engine::executor::check_finite_iterate(
             &omega,
             "SR-FCA TrimmedMeanGD",
             rec.rows.len() + 1,

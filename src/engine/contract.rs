@@ -20,6 +20,9 @@ pub enum Termination {
     /// A fixed sequence of stages was completed (local solve; SR-FCA's ONE_SHOT + R REFINE
     /// steps; the official IFCA protocol's grid of runs).
     Completed,
+    /// A round moved no model entry by more than the driver's tolerance
+    /// ([`crate::engine::executor::Executor::tolerance`]).
+    Converged,
 }
 
 /// What every algorithm returns.

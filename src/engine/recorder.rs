@@ -2,7 +2,6 @@
 //! through (the boundary between the shared machinery and the algorithms is the
 //! [`crate::engine::contract::Algorithm`] trait, in `contract`).
 
-use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::{self, as_options, model_distance};
 use crate::progress::RunProgress;
@@ -330,17 +329,5 @@ impl Recorder {
             ));
         }
         s
-    }
-}
-
-/// Fail with [`FedmixError::Divergence`] when any entry of `theta` is non-finite.
-pub fn check_finite_iterate(theta: &DMatrix<f64>, phase: &str, round: usize) -> Result<()> {
-    if theta.iter().all(|v| v.is_finite()) {
-        Ok(())
-    } else {
-        Err(FedmixError::Divergence {
-            phase: phase.into(),
-            round,
-        })
     }
 }

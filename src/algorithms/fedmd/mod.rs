@@ -57,10 +57,9 @@ pub use moments::*;
 pub use theorem1::*;
 
 use super::orthogonal_iteration::federated_orthogonal_iteration;
+use crate::engine::executor::check_finite_iterate;
 use crate::engine::randomness::Randomness;
-use crate::engine::recorder::{
-    check_finite_iterate, AnchorStats, Comm, Phase, Recorder, RoundRecord,
-};
+use crate::engine::recorder::{AnchorStats, Comm, Phase, Recorder, RoundRecord};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::linalg::{power_iteration, top_k_left_singular};

@@ -14,11 +14,12 @@ use crate::engine::client_pass::{
 };
 use crate::engine::contract::WithRandomness;
 use crate::engine::contract::{RunOutput, Termination};
+use crate::engine::executor::{check_finite_iterate, Executor, ModelState, RoundSolver};
 use crate::engine::init::random_init;
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
-use crate::engine::recorder::{check_finite_iterate, Comm, Phase, Recorder};
+use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
@@ -180,8 +181,84 @@ pub fn run_restart(
     run_restart_with(fed, p, theta0, seed, restart, None, rec)
 }
 
+/// The name IFCA's divergence reports.
+const IFCA: &str = "IFCA";
+
+/// One IFCA restart's rounds ([`RoundSolver`]): the parameters, its start, option II's FedProx
+/// factors, and where each round's participants come from (the supplied schedule, or the
+/// restart's draws from the master seed).
+#[derive(Clone, Debug)]
+pub struct RestartRounds<'a> {
+    p: &'a IfcaParams,
+    theta0: &'a DMatrix<f64>,
+    prox: Option<Vec<ProxFactor>>,
+    seed: u64,
+    restart: usize,
+    schedule: Option<&'a Schedule>,
+}
+
+impl<'a> RestartRounds<'a> {
+    /// Restart `restart` from `theta0` under master seed `seed`, its participants from
+    /// `schedule` when given (checked against the run by the caller, [`Schedule::check`]).
+    ///
+    /// # Errors
+    /// FedProx's factorisation (option II with the FedProx local solver).
+    pub fn new(
+        fed: &Federation,
+        p: &'a IfcaParams,
+        theta0: &'a DMatrix<f64>,
+        seed: u64,
+        restart: usize,
+        schedule: Option<&'a Schedule>,
+    ) -> Result<Self> {
+        let prox = match (p.option, p.local.local_solver) {
+            (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
+            _ => None,
+        };
+        Ok(Self {
+            p,
+            theta0,
+            prox,
+            seed,
+            restart,
+            schedule,
+        })
+    }
+}
+
+impl RoundSolver for RestartRounds<'_> {
+    type State = ModelState;
+
+    fn name(&self) -> &'static str {
+        IFCA
+    }
+
+    /// The restart's start and every client's choice at it. The start is given, so neither
+    /// the seed nor supplied randomness is read.
+    fn init(&self, fed: &Federation, _seed: u64, _given: &Randomness) -> Result<ModelState> {
+        let labels = assign_clusters(fed, self.theta0);
+        Ok(ModelState::start(self.theta0.clone(), labels, ()))
+    }
+
+    /// [`ifca_round`] on round `t`'s participants of this restart.
+    fn next_round(&self, fed: &Federation, s: ModelState) -> Result<ModelState> {
+        let (p, m) = (self.p, fed.num_clients());
+        let part = round_participants(
+            self.schedule,
+            self.seed,
+            self.restart,
+            s.round,
+            m,
+            p.participation,
+        );
+        let (theta, labels) = ifca_round(fed, &s.theta, &part, p, self.prox.as_deref());
+        let comm = round_comm(part.len(), p.k, fed.d());
+        Ok(s.advance(theta, labels, comm))
+    }
+}
+
 /// [`run_restart`] with the participants taken from `schedule` (checked against the run by
-/// the caller, [`Schedule::check`]) instead of drawn.
+/// the caller, [`Schedule::check`]) instead of drawn: [`RestartRounds`] on the [`Executor`].
 ///
 /// # Errors
 /// As [`run_restart`].
@@ -194,28 +271,10 @@ pub fn run_restart_with(
     schedule: Option<&Schedule>,
     rec: &mut Recorder,
 ) -> Result<(DMatrix<f64>, Vec<usize>)> {
-    let prox = match (p.option, p.local.local_solver) {
-        (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
-        _ => None,
-    };
-    let m = fed.num_clients();
-    let mut theta = theta0.clone();
-    let mut labels = assign_clusters(fed, &theta);
-    for t in 0..p.local.rounds {
-        let part = round_participants(schedule, seed, restart, t, m, p.participation);
-        let (next, l) = ifca_round(fed, &theta, &part, p, prox.as_deref());
-        theta = next;
-        labels = l;
-        check_finite_iterate(&theta, "IFCA", t + 1)?;
-        rec.model_round(
-            fed,
-            Phase::Phase2,
-            &theta,
-            Some(&labels),
-            round_comm(part.len(), p.k, fed.d()),
-        );
-    }
-    Ok((theta, labels))
+    let rounds = RestartRounds::new(fed, p, theta0, seed, restart, schedule)?;
+    let ex = Executor::new(fed, &rounds, p.local.rounds);
+    let done = ex.run(seed, &Randomness::default(), rec)?;
+    Ok((done.state.theta, done.state.labels))
 }
 
 /// What one restart of [`run_restarts_batch`] produced.
@@ -283,7 +342,7 @@ pub fn run_restarts_batch(
         let next = ifca_round_batch(fed, &thetas, &part_refs, p, prox.as_deref());
         for ((&b, part), (theta, labels)) in active.iter().zip(&parts).zip(next) {
             let o = &mut state[b];
-            match check_finite_iterate(&theta, "IFCA", t + 1) {
+            match check_finite_iterate(&theta, IFCA, t + 1) {
                 Ok(()) => {
                     o.comm = o.comm.merge(round_comm(part.len(), p.k, fed.d()));
                     o.result = Ok((theta, labels));
