@@ -250,10 +250,10 @@ pub struct Candidate<'a> {
 /// failing round names the update the candidate should match and the usual ways it differs.
 ///
 /// # Errors
-/// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate's
+/// [`FedmixError::RoundsMismatch`](crate::error::FedmixError::RoundsMismatch) or [`FedmixError::DimensionMismatch`](crate::error::FedmixError::DimensionMismatch) when the candidate's
 /// shape disagrees with the reference in rounds or `d`, or it has no model slot (another number
 /// of models is a failing round, not an error: see the module doc);
-/// [`FedmixError::CandidateLabelOutOfRange`] for a label that is neither `-1` nor a model slot
+/// [`FedmixError::CandidateLabelOutOfRange`](crate::error::FedmixError::CandidateLabelOutOfRange) for a label that is neither `-1` nor a model slot
 /// of its round (the reference's models or the candidate's model axis, whichever is larger).
 pub fn compare_under(
     rule: &UpdateRule,

@@ -18,9 +18,9 @@ use nalgebra::DMatrix;
 /// is not run: it fails, and is reported as starting from non-finite models.
 ///
 /// # Errors
-/// [`FedmixError::RoundsMismatch`] or [`FedmixError::DimensionMismatch`] when the candidate is
+/// [`FedmixError::RoundsMismatch`](crate::error::FedmixError::RoundsMismatch) or [`FedmixError::DimensionMismatch`](crate::error::FedmixError::DimensionMismatch) when the candidate is
 /// not `rounds × K_c × d` (`d` and `rounds` those of the reference, `K_c ≥ 1`) or its labels not
-/// `rounds × clients`; [`FedmixError::CandidateLabelOutOfRange`] for a label outside
+/// `rounds × clients`; [`FedmixError::CandidateLabelOutOfRange`](crate::error::FedmixError::CandidateLabelOutOfRange) for a label outside
 /// `-1..max(k, K_c)`.
 ///
 /// Decision: a round after one where the candidate has more models than the reference's `k`
