@@ -184,7 +184,14 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         format!("≥ {MIN_POOLED_EVENTS} pooled validation events at every ε for the slope's standard error (fewest {fewest})"),
         fewest >= MIN_POOLED_EVENTS,
     )];
-    let (passed, inconclusive) = outcome(rejected.is_empty() && slope.ok(), &guards);
+    // Too few events for the standard error: the slope test cannot be judged (the guard makes
+    // the check inconclusive), not failed — a zero count at a small ε is a fall steeper than
+    // the bound allows for.
+    let slope_judged = fewest >= MIN_POOLED_EVENTS;
+    let (passed, inconclusive) = outcome(
+        rejected.is_empty() && (!slope_judged || slope.ok()),
+        &guards,
+    );
     series.push(line(
         format!("C·ε, C = {c:.3}"),
         EPSILONS.iter().map(|&e| (e, c * e)).collect(),
