@@ -15,10 +15,20 @@
 //! on σ/Δ ∈ {0.5, 0.85, 1.2, 2} (n from 1 to 256, probabilities over 3 orders of magnitude): for every
 //! `(σ, n)` the count of misclustered replicates must not exceed the binomial critical value of
 //! `p₀ = min(1, 4k exp(−c n (1 ∧ Δ²/σ²)²))` at level `α / #tests` (Bonferroni), α =
-//! [`check_alpha`] (the check's share of the suite's 1% false-failure probability).
-//! Linearity of `ln p` in n: per σ the least-squares slope of `ln p̂` on n over the second half of
-//! the n-grid must be negative and agree with the first half's within [`LINEARITY_TOL`]
-//! (relative); points with fewer than `MIN_COUNT` events are left out of the fits.
+//! [`check_alpha`]`/2` (half the check's share of the suite's 1% false-failure probability).
+//! Exponential decay at the bound's rate: per σ the least-squares slope `s` of `ln p̂` on n over
+//! the tail (the second half of the points with ≥ [`MIN_COUNT`] events, the middle one shared)
+//! must satisfy `s ≤ −c (1 ∧ Δ²/σ²)² + z_{1−α'} SE(s)`, one-sided, `α'` = the other half of the
+//! check's α over the σ values: a probability below `4k e^{−c n f}` for every n decays at least
+//! at rate `c f` in the tail, while a steeper decay agrees with the upper bound. `SE` is the
+//! delta-method standard error from the points' counts (the points are independent binomials,
+//! their own replicate clients, `Var(ln p̂) ≈ (1 − p̂)/count`). Premise (stated, measured in the
+//! details): the tail of a correct implementation decays at least at `c f`; here it decays 2–4×
+//! faster, so the test's false-failure probability is at most `α'` per σ. Earlier design, for
+//! the record: the two half-range slopes compared with each other within a fixed 35 %, two-sided,
+//! which failed a correct implementation at master seed 2046 (second half −0.059 against −0.091
+//! at σ/Δ = 1.2): `ln P` is not linear in n (the Gaussian tail's `n^{-1/2}` prefactor bends it),
+//! and Lemma 10 claims no linearity, only the exponential upper bound.
 //!
 //! The bound `4k e^{−c n f}` is below 1 only for `n > ln(4k)/(c f)`; the validation σ near Δ
 //! (0.85, 1.2) put measurable probabilities in that range, so the tests bite there (elsewhere
@@ -29,10 +39,9 @@
 //! Statistic: the largest `count / critical count` (pass ≤ 1). Sabotage: `c` ten times larger.
 
 use super::support::{child, simplex_centres, Mixture};
-use crate::framework::linear_fit;
 use crate::framework::{
-    binomial_upper_critical, check_alpha, clopper_pearson_upper, outcome, CheckConfig, CheckRecord,
-    Design, Figure, Guard, Series, Side, SlopeFit,
+    binomial_upper_critical, check_alpha, clopper_pearson_upper, linear_fit, normal_upper_quantile,
+    outcome, CheckConfig, CheckRecord, Design, Figure, Guard, Series, Side, SlopeFit,
 };
 use fedmix::algorithms::fedx_clustering::assign_clusters;
 use fedmix::prec::{max_nan, min_nan};
@@ -47,8 +56,6 @@ pub const ALPHA: f64 = 0.05;
 pub const MIN_COUNT: u64 = 10;
 /// Fewest validation tests in which the bound is below 1 (else the check would be vacuous).
 pub const MIN_BITING: usize = 3;
-/// Allowed relative difference of the two half-range slopes of `ln p` on n.
-pub const LINEARITY_TOL: f64 = 0.35;
 const K: usize = 3;
 const D: usize = 5;
 const DELTA: f64 = 1.0;
@@ -145,27 +152,32 @@ fn measure(cfg: &CheckConfig, sigmas: &[f64], tag: u64, reps: usize, points: usi
     out
 }
 
-/// The two halves' slopes and the design of the second half's fit: the points with at least
-/// [`MIN_COUNT`] misclustered replicates, split at the middle one, which both halves share.
-fn half_slopes(pts: &[&Point]) -> Option<(f64, f64, Design)> {
+/// The tail's least-squares slope of `ln p̂` on n, its delta-method standard error and the
+/// fit's design: the tail is the second half of the points with at least [`MIN_COUNT`]
+/// misclustered replicates, from the middle one on. The points are independent binomials, so
+/// `Var(s) = Σ_i wᵢ² (1 − p̂ᵢ)/countᵢ` with `wᵢ = (nᵢ − n̄)/Σ(n − n̄)²` the slope's weights.
+fn tail_slope(pts: &[&Point]) -> Option<(f64, f64, Design)> {
     let usable: Vec<&&Point> = pts.iter().filter(|p| p.count >= MIN_COUNT).collect();
     if usable.len() < 4 {
         return None;
     }
-    let h = usable.len() / 2;
-    let fit = |s: &[&&Point]| {
-        let xs: Vec<f64> = s.iter().map(|p| p.n as f64).collect();
-        let ys: Vec<f64> = s
-            .iter()
-            .map(|p| (p.count as f64 / p.reps as f64).ln())
-            .collect();
-        linear_fit(&xs, &ys).0
-    };
-    let design = Design::of(
-        &usable[h..].iter().map(|p| p.n as f64).collect::<Vec<_>>(),
-        false,
-    );
-    Some((fit(&usable[..h + 1]), fit(&usable[h..]), design))
+    let tail = &usable[usable.len() / 2..];
+    let xs: Vec<f64> = tail.iter().map(|p| p.n as f64).collect();
+    let ys: Vec<f64> = tail
+        .iter()
+        .map(|p| (p.count as f64 / p.reps as f64).ln())
+        .collect();
+    let mx = xs.iter().sum::<f64>() / xs.len() as f64;
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let var: f64 = tail
+        .iter()
+        .zip(&xs)
+        .map(|(p, x)| {
+            let ph = p.count as f64 / p.reps as f64;
+            ((x - mx) / sxx).powi(2) * (1.0 - ph) / p.count as f64
+        })
+        .sum();
+    Some((linear_fit(&xs, &ys).0, var.sqrt(), Design::of(&xs, false)))
 }
 
 /// Run the check.
@@ -186,7 +198,9 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
         })
         .fold(f64::INFINITY, min_nan);
     let c = c_raw / SAFETY * if cfg.sabotage { 10.0 } else { 1.0 };
-    let alpha_each = check_alpha() / val.len() as f64;
+    let alpha_each = check_alpha() / 2.0 / val.len() as f64;
+    let alpha_slope = check_alpha() / 2.0 / val_sigmas.len() as f64;
+    let z = normal_upper_quantile(alpha_slope);
     let mut worst: f64 = 0.0;
     let mut rejected = Vec::new();
     let mut biting = Vec::new();
@@ -209,19 +223,19 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     let mut unfittable = Vec::new();
     for &sigma in &val_sigmas {
         let pts: Vec<&Point> = val.iter().filter(|p| p.sigma == sigma).collect();
-        match half_slopes(&pts) {
-            Some((s1, s2, design)) => {
+        match tail_slope(&pts) {
+            Some((slope, se, design)) => {
                 let fit = SlopeFit {
                     parameter: format!(
-                        "n_i of ln P (2nd half), σ/Δ = {sigma}; predicted = 1st-half slope"
+                        "n_i of ln P (tail), σ/Δ = {sigma}; predicted = −c(1∧Δ²/σ²)²"
                     ),
-                    slope: s2,
-                    predicted: s1,
-                    tolerance: LINEARITY_TOL * s1.abs(),
-                    side: Side::Both,
+                    slope,
+                    predicted: -c * factor(sigma),
+                    tolerance: z * se,
+                    side: Side::AtMost,
                     design,
                 };
-                slopes_ok &= fit.ok() && s1 < 0.0 && s2 < 0.0;
+                slopes_ok &= fit.ok();
                 slopes.push(fit);
             }
             None => unfittable.push(format!("σ/Δ = {sigma}")),
@@ -272,7 +286,7 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
     }
     CheckRecord {
         name: "lemma10_misclustering_probability".into(),
-        claim: "within ε ≤ Δ/(3√(β/α)) of θ*, P[client misclustered] ≤ 4k exp(−c n_i (1 ∧ Δ²/σ²)²): ln P linear in n_i with negative slope".into(),
+        claim: "within ε ≤ Δ/(3√(β/α)) of θ*, P[client misclustered] ≤ 4k exp(−c n_i (1 ∧ Δ²/σ²)²): P below the bound at every n_i, decaying in n_i at least at the bound's rate".into(),
         source: "SXY22 Lemma 10 (App. E.2), p_e in eq. 10".into(),
         statistic: worst,
         bound: 1.0,
@@ -285,10 +299,10 @@ pub fn run(cfg: &CheckConfig) -> CheckRecord {
             format!("k = {K}, d = {D}, Δ = {DELTA} (regular simplex), Σ = I, ε = Δ/3, θ_j moved by ε towards the mean of the other centres (d(θ, θ*) = ε)"),
             format!("{reps} replicate clients per (σ, n) (seeds child(seed, 23, ·)); n-grids (arithmetic, {points} points): {}", val_sigmas.iter().chain(cal_sigmas.iter()).map(|&s| format!("σ={s}: {:?}", n_grid(s, points))).collect::<Vec<_>>().join("; ")),
             format!("c calibrated on σ/Δ ∈ {cal_sigmas:?}: min −ln(p_U/4k)/(n(1∧Δ²/σ²)²) = {c_raw:.4} (Clopper–Pearson, α = {ALPHA}, points with ≥ {MIN_COUNT} events), ÷ {SAFETY} ⇒ c = {c:.4}"),
-            format!("validation on σ/Δ ∈ {val_sigmas:?}: {} binomial tests at α = {:.2e}/{} each (Bonferroni; α = 1% / #checks, their false-failure probability; the linearity tolerance has no stated α); rejected: {rejected:?}", val.len(), check_alpha(), val.len()),
+            format!("validation on σ/Δ ∈ {val_sigmas:?}: {} binomial tests at α/2 = {:.2e}/{} each (Bonferroni; α = 1% / #checks, the check's false-failure probability); rejected: {rejected:?}", val.len(), check_alpha() / 2.0, val.len()),
             format!("statistic = max count / critical count = {worst:.4}"),
             format!("tests where the bound bites (p₀ < 1; need ≥ {MIN_BITING}): {}: {}", biting.len(), biting.join("; ")),
-            format!("ln P vs n: half-range slopes must be negative and agree within {LINEARITY_TOL} (relative)"),
+            format!("ln P vs n: the tail slope s ≤ −c(1∧Δ²/σ²)² + z·SE(s), one-sided, z = z_(1−α') = {z:.3}, α' = α/2/{} = {alpha_slope:.2e}; SE by the delta method from the counts", val_sigmas.len()),
             if cfg.sabotage { "SABOTAGED: c × 10".into() } else { "c as calibrated".into() },
         ],
         figure: Some(Figure {
@@ -325,10 +339,11 @@ mod tests {
     }
 
     #[test]
-    fn the_halves_share_the_middle_point_and_skip_rare_counts() {
-        // ln p = −1, −2, −3, −5, −7, −9 at n = 1..6 (counts out of e⁹·10⁴): the first half
-        // (n = 1..4) has slope −1.3 (by hand: Σ(x − x̄)(y − ȳ) = −6.5 over Σ(x − x̄)² = 5), the
-        // second (n = 4..6) −2. A seventh point with fewer than MIN_COUNT hits is left out.
+    fn the_tail_slope_and_its_se_by_hand() {
+        // ln p = −1, −2, −3, −5, −7, −9 at n = 1..6 (counts out of R = e⁹·10⁴): the tail is
+        // the second half, n = 4..6, slope −2. Its weights are (−½, 0, ½) (n̄ = 5, Σ(n − n̄)² =
+        // 2), so Var = ¼(1 − p₄)/c₄ + ¼(1 − p₆)/c₆ with cₙ = R pₙ. A seventh point with fewer
+        // than MIN_COUNT hits is left out; fewer than four usable points give no fit.
         let reps = (9f64.exp() * 1e4).round() as u64;
         let mut pts: Vec<super::Point> = [1.0f64, 2.0, 3.0, 5.0, 7.0, 9.0]
             .iter()
@@ -347,16 +362,21 @@ mod tests {
             count: super::MIN_COUNT - 1,
         });
         let refs: Vec<&super::Point> = pts.iter().collect();
-        let (s1, s2, design) = super::half_slopes(&refs).expect("six usable points");
-        assert!((s1 + 1.3).abs() < 1e-4, "{s1}");
-        assert!((s2 + 2.0).abs() < 1e-4, "{s2}");
+        let (s, se, design) = super::tail_slope(&refs).expect("six usable points");
+        assert!((s + 2.0).abs() < 1e-4, "{s}");
+        let term = |p: &super::Point| {
+            let ph = p.count as f64 / p.reps as f64;
+            0.25 * (1.0 - ph) / p.count as f64
+        };
+        let want = (term(&pts[3]) + term(&pts[5])).sqrt();
+        assert!((se / want - 1.0).abs() < 1e-12, "{se} vs {want}");
         assert_eq!(design.points, 3);
         assert_eq!(
             (design.x_min.to_bits(), design.x_max.to_bits()),
             (4f64.to_bits(), 6f64.to_bits())
         );
         assert!(
-            super::half_slopes(&refs[..3]).is_none(),
+            super::tail_slope(&refs[..3]).is_none(),
             "fewer than four usable points"
         );
     }
