@@ -251,11 +251,12 @@ impl Prepared {
         let fed = &ds.train;
         let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
         let step = round_step(&self.params, fed, seed, &self.given, sigma, &out)?;
+        let stepper = step.stepper(fed)?;
         compare_one_step(
             &self.update_rule(ds),
             &step.start,
             (rec.iterates.len(), fed.num_clients()),
-            &|t, theta| step.step(fed, t, theta),
+            &|t, theta| stepper.step(fed, t, theta),
             candidate,
             tol,
         )

@@ -10,21 +10,27 @@
 //! IFCA iteration (`ifca-official`, the reported run's learning rate) and FedAvg (`fedavg`).
 //! The others are refused with [`FedmixError::OneStepUnsupported`] saying why
 //! ([`refusal`]).
+//!
+//! A step is the algorithm's own round ([`RoundSolver::next_round`]) run by the
+//! [`Executor`] from a state whose round count is `t − 1` ([`Executor::round`]), so it is the
+//! round of a full run by construction, not a second implementation of it. The official IFCA
+//! iteration, whose loop is not on the executor, steps with [`official_step`], the function its
+//! own loop calls.
 
-use super::fedavg::fedavg_round;
-use super::fedx_clustering::phase2_round_fused;
-use super::ifca::{ifca_round, official_step, IfcaParams};
+use super::fedavg::{FedAvg, FedAvgRounds};
+use super::fedx_clustering::Phase2Rounds;
+use super::ifca::{official_step, IfcaParams, RestartRounds};
 use super::registry::resolve;
 use super::two_phase::TwoPhase;
 use crate::engine::contract::RunOutput;
-use crate::engine::local_update::{prox_factors, ProxFactor};
-use crate::engine::participation::{round_participants, Schedule};
+use crate::engine::executor::{Executor, ModelState, RoundSolver};
+use crate::engine::participation::Schedule;
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::RunSummary;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, LocalSolver, Phase2Params};
+use crate::params::{AlgorithmKind, AlgorithmParams, Phase2Params};
 use nalgebra::DMatrix;
 
 /// Why algorithm `kind` has no one step from a given state (`None`: it has one).
@@ -49,33 +55,27 @@ pub fn refusal(kind: AlgorithmKind) -> Option<&'static str> {
     }
 }
 
-/// The update one round applies.
+/// What builds the reference's round: each algorithm's [`RoundSolver`] with the choices of
+/// the reference's run.
 #[derive(Clone, Debug)]
 enum Rule {
-    /// SXY22 Phase 2 (eq. 8 choice, or fixed labels; `n_i/N` weights).
+    /// SXY22 Phase 2 ([`Phase2Rounds`]; eq. 8 choice, or fixed labels).
     Phase2 {
         p: Phase2Params,
-        prox: Option<Vec<ProxFactor>>,
         fixed: Option<Vec<usize>>,
     },
-    /// IFCA Algorithm 2 on restart `restart`'s participants.
+    /// IFCA Algorithm 2, restart `restart` ([`RestartRounds`]) from `theta0`.
     Ifca {
         p: IfcaParams,
-        prox: Option<Vec<ProxFactor>>,
+        theta0: DMatrix<f64>,
         schedule: Option<Schedule>,
         seed: u64,
         restart: usize,
     },
     /// The official IFCA iteration with learning rate `lr`.
     Official { lr: f64 },
-    /// FedAvg on the round's participants.
-    Fedavg {
-        p: Phase2Params,
-        prox: Option<Vec<ProxFactor>>,
-        schedule: Option<Schedule>,
-        seed: u64,
-        participation: f64,
-    },
+    /// FedAvg ([`FedAvgRounds`]).
+    Fedavg(FedAvgRounds),
 }
 
 /// One round of the reference from any state, and the state its round 1 starts from.
@@ -87,55 +87,86 @@ pub struct RoundStep {
 }
 
 impl RoundStep {
+    /// The reference's round solver on `fed`, built once (FedProx's factorisation included)
+    /// and then stepped from any state ([`Stepper::step`]).
+    ///
+    /// # Errors
+    /// The solver's construction: a start of another dimension, the step's checks, FedProx's
+    /// factorisation.
+    pub fn stepper<'s>(&'s self, fed: &Federation) -> Result<Stepper<'s>> {
+        Ok(match &self.rule {
+            Rule::Phase2 { p, fixed } => {
+                Stepper::Phase2(Phase2Rounds::new(fed, &self.start, p, fixed.as_deref())?)
+            }
+            Rule::Ifca {
+                p,
+                theta0,
+                schedule,
+                seed,
+                restart,
+            } => Stepper::Ifca(RestartRounds::new(
+                fed,
+                p,
+                theta0,
+                *seed,
+                *restart,
+                schedule.as_ref(),
+            )?),
+            Rule::Official { lr } => Stepper::Official(*lr),
+            Rule::Fedavg(rounds) => Stepper::Fedavg(rounds),
+        })
+    }
+}
+
+/// The reference's round, ready to run from any state ([`RoundStep::stepper`]).
+#[derive(Debug)]
+pub enum Stepper<'s> {
+    /// SXY22 Phase 2.
+    Phase2(Phase2Rounds<'s>),
+    /// One IFCA restart.
+    Ifca(RestartRounds<'s>),
+    /// The official IFCA iteration at this learning rate.
+    Official(f64),
+    /// FedAvg.
+    Fedavg(&'s FedAvgRounds),
+}
+
+impl Stepper<'_> {
     /// Round `round` (1-based) from the models `theta` (`d × k`) broadcast at its start: the
     /// models after it and every client's cluster choice, exactly as the reference's run
-    /// computes that round from the same models.
+    /// computes that round from the same models (the participants of round `round`).
+    ///
+    /// # Errors
+    /// The round's own errors (none of the covered rounds has any today).
     pub fn step(
         &self,
         fed: &Federation,
         round: usize,
         theta: &DMatrix<f64>,
-    ) -> (DMatrix<f64>, Vec<usize>) {
-        let (m, t) = (fed.num_clients(), round.saturating_sub(1));
-        match &self.rule {
-            Rule::Phase2 { p, prox, fixed } => {
-                phase2_round_fused(fed, theta, p, prox.as_deref(), fixed.as_deref())
-            }
-            Rule::Ifca {
-                p,
-                prox,
-                schedule,
-                seed,
-                restart,
-            } => {
-                let part =
-                    round_participants(schedule.as_ref(), *seed, *restart, t, m, p.participation);
-                ifca_round(fed, theta, &part, p, prox.as_deref())
-            }
-            Rule::Official { lr } => official_step(fed, theta, *lr),
-            Rule::Fedavg {
-                p,
-                prox,
-                schedule,
-                seed,
-                participation,
-            } => {
-                let part = round_participants(schedule.as_ref(), *seed, 0, t, m, *participation);
-                (
-                    fedavg_round(fed, theta, &part, p, prox.as_deref()),
-                    vec![0; m],
-                )
-            }
+    ) -> Result<(DMatrix<f64>, Vec<usize>)> {
+        match self {
+            Self::Phase2(s) => from_state(fed, s, round, theta),
+            Self::Ifca(s) => from_state(fed, s, round, theta),
+            Self::Fedavg(s) => from_state(fed, *s, round, theta),
+            Self::Official(lr) => Ok(official_step(fed, theta, *lr)),
         }
     }
 }
 
-/// FedProx factors when the local solver is FedProx.
-fn prox_for(fed: &Federation, p: &Phase2Params) -> Result<Option<Vec<ProxFactor>>> {
-    match p.local_solver {
-        LocalSolver::Fedprox => Ok(Some(prox_factors(fed, p.eta)?)),
-        LocalSolver::Fedavg => Ok(None),
-    }
+/// `solver`'s round `round` run by the [`Executor`] from the state that has done `round − 1`
+/// rounds with models `theta` (every client's previous choice 0: none of the covered rounds
+/// reads it). Unchecked ([`Executor::round`]): a non-finite result is the comparison's to
+/// report, entry by entry.
+fn from_state<S: RoundSolver<State = ModelState>>(
+    fed: &Federation,
+    solver: &S,
+    round: usize,
+    theta: &DMatrix<f64>,
+) -> Result<(DMatrix<f64>, Vec<usize>)> {
+    let mut state = ModelState::start(theta.clone(), vec![0; fed.num_clients()], ());
+    state.round = round.saturating_sub(1);
+    let next = Executor::new(fed, solver, usize::MAX).round(state)?;
+    Ok((next.theta, next.labels))
 }
 
 /// The reference's round function for `params` on `fed` under `seed` and the supplied
@@ -170,11 +201,7 @@ pub fn round_step(
     let phase2 = |fixed: Option<Vec<usize>>| -> Result<Rule> {
         let p = params.phase2(fed);
         p.check(fed)?;
-        Ok(Rule::Phase2 {
-            prox: prox_for(fed, &p)?,
-            p,
-            fixed,
-        })
+        Ok(Rule::Phase2 { p, fixed })
     };
     let (start, rule) = match (params, &out.summary) {
         (AlgorithmParams::Phase2(_), _) => (init(0)?, phase2(None)?),
@@ -194,37 +221,24 @@ pub fn round_step(
             (phase1.theta_hat, phase2(None)?)
         }
         (AlgorithmParams::Ifca(c), RunSummary::Ifca { ifca }) => {
-            let p = IfcaParams::resolve(c, fed)?;
-            // As `run_restart_with`: option II's FedProx factors at the step γ.
-            let prox = match (p.option, p.local.local_solver) {
-                (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
-                _ => None,
-            };
             let restart = ifca.chosen_restart;
+            let theta0 = init(restart)?;
             let rule = Rule::Ifca {
-                p,
-                prox,
+                p: IfcaParams::resolve(c, fed)?,
+                theta0: theta0.clone(),
                 schedule: given.participation.as_ref().map(|s| s.value.clone()),
                 seed,
                 restart,
             };
-            (init(restart)?, rule)
+            (theta0, rule)
         }
         (AlgorithmParams::IfcaOfficial(_), RunSummary::IfcaOfficial { ifca_official }) => {
             let run = &ifca_official.reported_run;
             (init(run.init)?, Rule::Official { lr: run.lr })
         }
         (AlgorithmParams::Fedavg(f), _) => {
-            let p = params.phase2(fed);
-            p.check(fed)?;
-            let rule = Rule::Fedavg {
-                prox: prox_for(fed, &p)?,
-                p,
-                schedule: given.participation.as_ref().map(|s| s.value.clone()),
-                seed,
-                participation: f.participation,
-            };
-            (init(0)?, rule)
+            let alg = FedAvg { params: *f };
+            (init(0)?, Rule::Fedavg(alg.rounds(fed, seed, given)?))
         }
         _ => {
             return Err(FedmixError::OneStepUnsupported {

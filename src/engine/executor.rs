@@ -173,9 +173,19 @@ impl<'a, S: RoundSolver> Executor<'a, S> {
     /// The solver's; [`FedmixError::Divergence`] naming the round when a model entry is NaN or
     /// infinite.
     pub fn step(&self, state: S::State) -> Result<S::State> {
-        let next = self.solver.next_round(self.fed, state)?;
+        let next = self.round(state)?;
         check_finite_iterate(next.models(), self.solver.name(), next.round())?;
         Ok(next)
+    }
+
+    /// Exactly one round from `state`, unchecked: [`Executor::step`] without the finiteness
+    /// check, for a caller that reports non-finite models itself, entry by entry (the one-step
+    /// comparison of `validate`). Records nothing and ignores the round budget.
+    ///
+    /// # Errors
+    /// The solver's.
+    pub fn round(&self, state: S::State) -> Result<S::State> {
+        self.solver.next_round(self.fed, state)
     }
 
     /// Start under `seed` and `given`, then [`Executor::run_from`] the start.

@@ -335,7 +335,7 @@ pub fn compare_under(
 
 /// The reference's round `t` (1-based) from the models broadcast at its start: the models after
 /// it and every client's cluster choice.
-pub type StepFn<'a> = &'a dyn Fn(usize, &DMatrix<f64>) -> (DMatrix<f64>, Vec<usize>);
+pub type StepFn<'a> = &'a dyn Fn(usize, &DMatrix<f64>) -> Result<(DMatrix<f64>, Vec<usize>)>;
 
 /// `round 3`, `rounds 1–20`, `rounds 2, 5–7, 9` (consecutive rounds as ranges).
 pub fn rounds_text(rounds: &[usize]) -> String {

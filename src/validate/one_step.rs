@@ -18,7 +18,7 @@ use nalgebra::DMatrix;
 /// is not run: it fails, and is reported as starting from non-finite models.
 ///
 /// # Errors
-/// [`FedmixError::RoundsMismatch`](crate::error::FedmixError::RoundsMismatch) or [`FedmixError::DimensionMismatch`](crate::error::FedmixError::DimensionMismatch) when the candidate is
+/// The step's errors; [`FedmixError::RoundsMismatch`](crate::error::FedmixError::RoundsMismatch) or [`FedmixError::DimensionMismatch`](crate::error::FedmixError::DimensionMismatch) when the candidate is
 /// not `rounds × K_c × d` (`d` and `rounds` those of the reference, `K_c ≥ 1`) or its labels not
 /// `rounds × clients`; [`FedmixError::CandidateLabelOutOfRange`](crate::error::FedmixError::CandidateLabelOutOfRange) for a label outside
 /// `-1..max(k, K_c)`.
@@ -51,7 +51,7 @@ pub fn compare_one_step(
         };
         let finite = prev.iter().all(|v| v.is_finite());
         let (reference, ref_labels) = match finite {
-            true => step(t + 1, &prev),
+            true => step(t + 1, &prev)?,
             false => (DMatrix::from_element(d, k, f64::NAN), Vec::new()),
         };
         let disagreements = candidate.labels.filter(|_| finite).map(|(c, _)| {

@@ -151,7 +151,7 @@ fn label_disagreement_is_reported() {
 /// and the next is reported as starting from non-finite models.
 #[test]
 fn one_step_judges_each_round_from_the_candidates_models() {
-    let halve = |_: usize, th: &DMatrix<f64>| (th * 0.5, vec![0usize; 2]);
+    let halve = |_: usize, th: &DMatrix<f64>| Ok((th * 0.5, vec![0usize; 2]));
     let start = DMatrix::from_column_slice(2, 1, &[1.0, 2.0]);
     let flat = [
         0.5,
