@@ -41,8 +41,9 @@ use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
 use crate::params::AlgorithmKind;
 pub use crate::params::CflParams;
 
-use crate::engine::contract::{Algorithm, RunOutput};
-use crate::engine::executor::{Executor, ModelState, RoundSolver};
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
+use crate::engine::executor::{ModelState, RoundSolver};
+use crate::engine::live::{drive, Live, Output};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Recorder};
 pub use crate::engine::summary::Split;
@@ -273,22 +274,41 @@ impl Algorithm for Cfl {
     }
 
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        drive(self.live_run(fed, seed)?, fed, rec)
+    }
+
+    fn live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.live_run(fed, seed).map(Some)
+    }
+}
+
+impl Cfl {
+    /// CFL's rounds ([`CflRounds`]) from their start, live.
+    fn live_run(&self, fed: &Federation, seed: u64) -> Result<Box<dyn LiveRun>> {
         let rounds = self.rounds(fed)?;
-        let ex = Executor::new(fed, &rounds, rounds.p.local.rounds);
-        let done = ex.run(seed, &Randomness::default(), rec)?;
-        let CflClusters { clusters, splits } = done.state.extra;
-        let cfl = CflSummary {
-            params: rounds.p,
-            clusters_found: clusters.len(),
-            splits,
-            clusters,
-        };
-        Ok(RunOutput {
-            theta_hat: done.state.theta,
-            labels: done.state.labels,
-            termination: done.termination,
-            summary: RunSummary::Cfl { cfl },
-        })
+        let start = rounds.init(fed, seed, &Randomness::default())?;
+        let (params, max) = (rounds.p.clone(), rounds.p.local.rounds);
+        let output: Output<ModelState<CflClusters>> = Box::new(move |done| {
+            let CflClusters { clusters, splits } = done.state.extra;
+            let cfl = CflSummary {
+                params,
+                clusters_found: clusters.len(),
+                splits,
+                clusters,
+            };
+            RunOutput {
+                theta_hat: done.state.theta,
+                labels: done.state.labels,
+                termination: done.termination,
+                summary: RunSummary::Cfl { cfl },
+            }
+        });
+        Ok(Box::new(Live::new(rounds, start, max, output)))
     }
 }
 

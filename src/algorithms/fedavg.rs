@@ -22,9 +22,10 @@ use crate::params::AlgorithmKind;
 use crate::engine::local_update::prox_factors;
 
 use crate::engine::contract::RunOutput;
-use crate::engine::contract::WithRandomness;
-use crate::engine::executor::{Executor, ModelState, RoundSolver};
+use crate::engine::contract::{LiveRun, WithRandomness};
+use crate::engine::executor::{ModelState, RoundSolver};
 use crate::engine::init::{random_init, single_init};
+use crate::engine::live::{drive, Live, Output};
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
@@ -145,6 +146,31 @@ impl RoundSolver for FedAvgRounds {
     }
 }
 
+impl FedAvg {
+    /// FedAvg's rounds ([`FedAvgRounds`]) from their start, live.
+    fn live_run(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+    ) -> Result<Box<dyn LiveRun>> {
+        let rounds = self.rounds(fed, seed, given)?;
+        let start = rounds.init(fed, seed, given)?;
+        let fedavg = FedAvgSummary {
+            params: rounds.p,
+            participation: self.params.participation,
+        };
+        let max = rounds.p.rounds;
+        let output: Output<ModelState> = Box::new(move |done| RunOutput {
+            theta_hat: done.state.theta,
+            labels: done.state.labels,
+            termination: done.termination,
+            summary: RunSummary::Fedavg { fedavg },
+        });
+        Ok(Box::new(Live::new(rounds, start, max, output)))
+    }
+}
+
 impl WithRandomness for FedAvg {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Fedavg
@@ -157,18 +183,17 @@ impl WithRandomness for FedAvg {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        let rounds = self.rounds(fed, seed, given)?;
-        let done = Executor::new(fed, &rounds, rounds.p.rounds).run(seed, given, rec)?;
-        let fedavg = FedAvgSummary {
-            params: rounds.p,
-            participation: self.params.participation,
-        };
-        Ok(RunOutput {
-            theta_hat: done.state.theta,
-            labels: done.state.labels,
-            termination: done.termination,
-            summary: RunSummary::Fedavg { fedavg },
-        })
+        drive(self.live_run(fed, seed, given)?, fed, rec)
+    }
+
+    fn live_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.live_run(fed, seed, given).map(Some)
     }
 
     /// The start `θ₀` (`1 × d`) and, with partial participation or a supplied schedule, the
@@ -211,6 +236,7 @@ impl WithRandomness for FedAvg {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::engine::executor::Executor;
     use crate::engine::local_update::local_update;
     use crate::params::{ParamGuard, Phase2Params};
     use nalgebra::DVector;

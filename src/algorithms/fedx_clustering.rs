@@ -28,7 +28,9 @@ use crate::engine::client_pass::{
     assign_clusters_batch, batched_sums, training_losses, Replicate, ReplicateSums, Weight,
 };
 pub use crate::engine::client_pass::{Contribution, CLIENT_CHUNK};
+use crate::engine::contract::LiveRun;
 use crate::engine::executor::{check_finite_iterate, Executor, ModelState, RoundSolver};
+use crate::engine::live::{Live, Output};
 use crate::engine::local_update::{prox_factors, ProxFactor};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Phase, Recorder};
@@ -155,14 +157,14 @@ const PHASE2: &str = "phase 2";
 /// SXY22 Phase 2's rounds ([`RoundSolver`]) from a given start: parameters, FedProx factors,
 /// and the oracle labels when the clients do not re-cluster.
 #[derive(Clone, Debug)]
-pub struct Phase2Rounds<'a> {
-    theta0: &'a DMatrix<f64>,
+pub struct Phase2Rounds {
+    theta0: DMatrix<f64>,
     p: Phase2Params,
     prox: Option<Vec<ProxFactor>>,
-    fixed_labels: Option<&'a [usize]>,
+    fixed_labels: Option<Vec<usize>>,
 }
 
-impl<'a> Phase2Rounds<'a> {
+impl Phase2Rounds {
     /// The rounds from `theta0` (`d × k`) under `p`; `fixed_labels` (oracle labels) skips
     /// re-clustering.
     ///
@@ -170,11 +172,11 @@ impl<'a> Phase2Rounds<'a> {
     /// `theta0` of another dimension than the data; `p`'s checks; FedProx's factorisation.
     pub fn new(
         fed: &Federation,
-        theta0: &'a DMatrix<f64>,
+        theta0: DMatrix<f64>,
         p: &Phase2Params,
-        fixed_labels: Option<&'a [usize]>,
+        fixed_labels: Option<Vec<usize>>,
     ) -> Result<Self> {
-        check_phase2_start(fed, theta0, p)?;
+        check_phase2_start(fed, &theta0, p)?;
         let prox = match p.local_solver {
             LocalSolver::Fedprox => Some(prox_factors(fed, p.eta)?),
             LocalSolver::Fedavg => None,
@@ -188,7 +190,25 @@ impl<'a> Phase2Rounds<'a> {
     }
 }
 
-impl RoundSolver for Phase2Rounds<'_> {
+impl Phase2Rounds {
+    /// The resolved Phase 2 parameters.
+    pub fn params(&self) -> &Phase2Params {
+        &self.p
+    }
+
+    /// These rounds as a [`LiveRun`] from their start ([`RoundSolver::init`]), `p.rounds`
+    /// rounds at most; `output` makes the final state the run's output.
+    ///
+    /// # Errors
+    /// As [`RoundSolver::init`] (none today).
+    pub fn live(self, fed: &Federation, output: Output<ModelState>) -> Result<Box<dyn LiveRun>> {
+        let start = self.init(fed, 0, &Randomness::default())?;
+        let rounds = self.p.rounds;
+        Ok(Box::new(Live::new(self, start, rounds, output)))
+    }
+}
+
+impl RoundSolver for Phase2Rounds {
     type State = ModelState;
 
     fn name(&self) -> &'static str {
@@ -198,14 +218,15 @@ impl RoundSolver for Phase2Rounds<'_> {
     /// The given start and the clients' eq. 8 choices at it. Phase 2's start is given, so
     /// neither the seed nor supplied randomness is read.
     fn init(&self, fed: &Federation, _seed: u64, _given: &Randomness) -> Result<ModelState> {
-        let labels = assign_clusters(fed, self.theta0);
+        let labels = assign_clusters(fed, &self.theta0);
         Ok(ModelState::start(self.theta0.clone(), labels, ()))
     }
 
     /// One fused Phase 2 round ([`phase2_round_fused`]).
     fn next_round(&self, fed: &Federation, s: ModelState) -> Result<ModelState> {
         let prox = self.prox.as_deref();
-        let (theta, labels) = phase2_round_fused(fed, &s.theta, &self.p, prox, self.fixed_labels);
+        let (theta, labels) =
+            phase2_round_fused(fed, &s.theta, &self.p, prox, self.fixed_labels.as_deref());
         let comm = phase2_comm(fed, theta.ncols());
         Ok(s.advance(theta, labels, comm))
     }
@@ -224,7 +245,7 @@ pub fn run_phase2(
     fixed_labels: Option<&[usize]>,
     rec: &mut Recorder,
 ) -> Result<(DMatrix<f64>, Vec<usize>)> {
-    let rounds = Phase2Rounds::new(fed, theta0, p, fixed_labels)?;
+    let rounds = Phase2Rounds::new(fed, theta0.clone(), p, fixed_labels.map(<[usize]>::to_vec))?;
     let done = Executor::new(fed, &rounds, p.rounds).run(0, &Randomness::default(), rec)?;
     Ok((done.state.theta, done.state.labels))
 }

@@ -95,9 +95,12 @@ impl RoundStep {
     /// factorisation.
     pub fn stepper<'s>(&'s self, fed: &Federation) -> Result<Stepper<'s>> {
         Ok(match &self.rule {
-            Rule::Phase2 { p, fixed } => {
-                Stepper::Phase2(Phase2Rounds::new(fed, &self.start, p, fixed.as_deref())?)
-            }
+            Rule::Phase2 { p, fixed } => Stepper::Phase2(Phase2Rounds::new(
+                fed,
+                self.start.clone(),
+                p,
+                fixed.clone(),
+            )?),
             Rule::Ifca {
                 p,
                 theta0,
@@ -122,7 +125,7 @@ impl RoundStep {
 #[derive(Debug)]
 pub enum Stepper<'s> {
     /// SXY22 Phase 2.
-    Phase2(Phase2Rounds<'s>),
+    Phase2(Phase2Rounds),
     /// One IFCA restart.
     Ifca(RestartRounds<'s>),
     /// The official IFCA iteration at this learning rate.

@@ -1,12 +1,13 @@
 //! Oracle with known labels (`oracle-labels`; our addition, a floor below SXY22 App. C's oracle
-//! iterative clustering, baseline (4)): Phase 2's FedAvg/FedProx aggregation ([`run_phase2`])
+//! iterative clustering, baseline (4)): Phase 2's FedAvg/FedProx aggregation ([`Phase2Rounds`])
 //! started at `θ*` with every client's label fixed to its true cluster, so no client ever
 //! re-clusters. Infeasible (it needs `z_i` and `θ*`): the floor that
 //! a clustering algorithm could reach if it clustered perfectly. `oracle` (in
 //! [`two_phase`](super::two_phase)) starts at `θ*` but re-clusters every round.
 
-use super::fedx_clustering::run_phase2;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use super::fedx_clustering::Phase2Rounds;
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
+use crate::engine::live::drive;
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::RunSummary;
 use crate::error::Result;
@@ -26,19 +27,39 @@ impl Algorithm for OracleLabels {
         AlgorithmKind::OracleLabels
     }
 
-    fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        drive(self.live_run(fed, seed)?, fed, rec)
+    }
+
+    fn live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.live_run(fed, seed).map(Some)
+    }
+}
+
+impl OracleLabels {
+    /// Phase 2's rounds from `θ*` with the true labels, live.
+    fn live_run(&self, fed: &Federation, _seed: u64) -> Result<Box<dyn LiveRun>> {
         let theta0 = fed.require_theta_star("oracle-labels")?.clone();
         let truth = fed.require_labels("oracle-labels")?.to_vec();
         let p = self.params.phase2.resolve(fed);
-        let (theta_hat, _) = run_phase2(fed, &theta0, &p, Some(&truth), rec)?;
-        Ok(RunOutput {
-            theta_hat,
-            labels: truth,
-            termination: Termination::MaxRounds,
-            summary: RunSummary::OracleLabels {
-                phase2: p,
-                labels: "fixed to the true labels",
-            },
-        })
+        let rounds = Phase2Rounds::new(fed, theta0, &p, Some(truth.clone()))?;
+        let live = rounds.live(
+            fed,
+            Box::new(move |done| RunOutput {
+                theta_hat: done.state.theta,
+                labels: truth,
+                termination: done.termination,
+                summary: RunSummary::OracleLabels {
+                    phase2: p,
+                    labels: "fixed to the true labels",
+                },
+            }),
+        )?;
+        Ok(live)
     }
 }

@@ -5,7 +5,7 @@ use super::fedavg::FedAvg;
 use super::ifca::{Ifca, IfcaOfficial};
 use super::two_phase::{Phase2Only, TwoPhase};
 use super::{cfl, local, one_shot, oracle_labels, sr_fca};
-use crate::engine::contract::{Algorithm, RunOutput, WithRandomness};
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput, WithRandomness};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
 use crate::error::{FedmixError, Result};
@@ -82,6 +82,14 @@ impl Algorithm for Bound {
     }
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         self.alg.run_with(fed, seed, &self.given, rec)
+    }
+    fn live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.alg.live_with(fed, seed, &self.given, rec)
     }
 }
 

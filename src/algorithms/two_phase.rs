@@ -14,9 +14,10 @@ use crate::engine::init::{check_init, random_init, single_init};
 use crate::params::AlgorithmKind;
 use crate::params::{resolve_k, Phase2OnlyParams, TwoPhaseParams};
 
-use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job};
-use crate::engine::contract::WithRandomness;
+use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job, Phase2Rounds};
+use crate::engine::contract::{LiveRun, WithRandomness};
 use crate::engine::contract::{RunOutput, Termination};
+use crate::engine::live::drive;
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::{Phase1Summary, RunSummary};
@@ -185,7 +186,20 @@ fn phase2_output(
     theta_hat: DMatrix<f64>,
     labels: Vec<usize>,
 ) -> RunOutput {
-    let phase1 = Phase1Summary {
+    RunOutput {
+        theta_hat,
+        labels,
+        termination: Termination::MaxRounds,
+        summary: RunSummary::TwoPhase {
+            phase1: phase1_summary(fed, p1, phase1),
+            phase2: *p2,
+        },
+    }
+}
+
+/// What `summary.json` says of Phase 1.
+fn phase1_summary(fed: &Federation, p1: &FedMdParams, phase1: &FedMdOutput) -> Phase1Summary {
+    Phase1Summary {
         params: p1.clone(),
         anchors: phase1.anchors.clone(),
         components_found: phase1.components_found,
@@ -195,15 +209,6 @@ fn phase2_output(
             .theta_star()
             .and_then(|ts| metrics::bottleneck_distance(&phase1.theta_hat, ts).ok())
             .map(|a| a.value),
-    };
-    RunOutput {
-        theta_hat,
-        labels,
-        termination: Termination::MaxRounds,
-        summary: RunSummary::TwoPhase {
-            phase1,
-            phase2: *p2,
-        },
     }
 }
 
@@ -220,6 +225,33 @@ impl WithRandomness for TwoPhase {
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
         self.run_detailed_with(fed, seed, given, rec).map(|r| r.0)
+    }
+
+    /// Phase 1 runs here (its iterations recorded in `rec`); Phase 2's rounds are live.
+    fn live_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        let phase1 = self.run_phase1_with(fed, seed, given, rec)?;
+        let (p1, p2) = self.params(fed)?;
+        let summary = phase1_summary(fed, &p1, &phase1);
+        let rounds = Phase2Rounds::new(fed, phase1.theta_hat, &p2, None)?;
+        let live = rounds.live(
+            fed,
+            Box::new(move |done| RunOutput {
+                theta_hat: done.state.theta,
+                labels: done.state.labels,
+                termination: done.termination,
+                summary: RunSummary::TwoPhase {
+                    phase1: summary,
+                    phase2: p2,
+                },
+            }),
+        )?;
+        Ok(Some(live))
     }
 
     /// The Phase 1 start `θ₀` (`1 × d`), anchors (and client sets), `Q₀`s when the orthogonal
@@ -265,6 +297,28 @@ impl Phase2Only {
     }
 }
 
+impl Phase2Only {
+    /// Phase 2's rounds from the start ([`Phase2Rounds`]), live.
+    fn phase2_live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+    ) -> Result<Box<dyn LiveRun>> {
+        let theta0 = self.theta0(fed, seed, given)?;
+        let p2 = self.params.phase2.resolve(fed);
+        Phase2Rounds::new(fed, theta0, &p2, None)?.live(
+            fed,
+            Box::new(move |done| RunOutput {
+                theta_hat: done.state.theta,
+                labels: done.state.labels,
+                termination: done.termination,
+                summary: RunSummary::Phase2 { phase2: p2 },
+            }),
+        )
+    }
+}
+
 impl WithRandomness for Phase2Only {
     fn kind(&self) -> AlgorithmKind {
         if self.oracle {
@@ -281,15 +335,17 @@ impl WithRandomness for Phase2Only {
         given: &Randomness,
         rec: &mut Recorder,
     ) -> Result<RunOutput> {
-        let theta0 = self.theta0(fed, seed, given)?;
-        let p2 = self.params.phase2.resolve(fed);
-        let (theta_hat, labels) = run_phase2(fed, &theta0, &p2, None, rec)?;
-        Ok(RunOutput {
-            theta_hat,
-            labels,
-            termination: Termination::MaxRounds,
-            summary: RunSummary::Phase2 { phase2: p2 },
-        })
+        drive(self.phase2_live(fed, seed, given)?, fed, rec)
+    }
+
+    fn live_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.phase2_live(fed, seed, given).map(Some)
     }
 
     /// The initial models (`k × d`; none for the oracle).

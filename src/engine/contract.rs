@@ -38,6 +38,34 @@ pub struct RunOutput {
     pub summary: RunSummary,
 }
 
+/// A run in progress, one [`LiveRun::advance`] per round ([`crate::engine::live::Live`] for any round solver).
+pub trait LiveRun: Send {
+    /// One turn of the executor's loop (`Executor::advance`): `true` when a round ran (and
+    /// was recorded in `rec`), `false` once the run has stopped (then nothing more runs).
+    ///
+    /// # Errors
+    /// The round's errors, divergence included; the run is over after one.
+    fn advance(&mut self, fed: &Federation, rec: &mut Recorder) -> Result<bool>;
+
+    /// Rounds completed.
+    fn round(&self) -> usize;
+
+    /// The models after the last round (the start before the first).
+    fn models(&self) -> &DMatrix<f64>;
+
+    /// Every client's cluster after the last round, when the algorithm assigns them.
+    fn labels(&self) -> Option<&[usize]>;
+
+    /// Whether the run has stopped.
+    fn stopped(&self) -> bool;
+
+    /// The run's output once it has stopped; the run itself back while it has not.
+    ///
+    /// # Errors
+    /// The run, unchanged, when it has not stopped.
+    fn finish(self: Box<Self>) -> std::result::Result<RunOutput, Box<dyn LiveRun>>;
+}
+
 /// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):
 /// run on a federation under a master seed, recording rounds into `rec`.
 pub trait Algorithm {
@@ -52,6 +80,22 @@ pub trait Algorithm {
     /// # Errors
     /// Any typed error of the algorithm (bad parameters for this federation, divergence…).
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
+
+    /// The run as a [`LiveRun`], before its first round, when its rounds are one executor
+    /// loop (`None`: it runs only to completion). What precedes the loop (SXY22 Phase 1 for
+    /// `two-phase`) has run and is recorded in `rec`. Driving it to its stop is [`Algorithm::run`],
+    /// bit for bit.
+    ///
+    /// # Errors
+    /// As [`Algorithm::run`] before its first round.
+    fn live(
+        &self,
+        _fed: &Federation,
+        _seed: u64,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        Ok(None)
+    }
 }
 
 /// An algorithm that can run with supplied randomness and say what it would draw. Its
@@ -80,6 +124,20 @@ pub trait WithRandomness {
     /// # Errors
     /// As the algorithm's parameter checks.
     fn resolve(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Randomness>;
+
+    /// [`Algorithm::live`] taking from `given` what it supplies.
+    ///
+    /// # Errors
+    /// As [`WithRandomness::run_with`] before its first round.
+    fn live_with(
+        &self,
+        _fed: &Federation,
+        _seed: u64,
+        _given: &Randomness,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        Ok(None)
+    }
 }
 
 impl<T: WithRandomness> Algorithm for T {
@@ -88,5 +146,13 @@ impl<T: WithRandomness> Algorithm for T {
     }
     fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         self.run_with(fed, seed, &Randomness::default(), rec)
+    }
+    fn live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        self.live_with(fed, seed, &Randomness::default(), rec)
     }
 }

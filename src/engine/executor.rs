@@ -126,6 +126,15 @@ pub struct Finished<S> {
     pub termination: Termination,
 }
 
+/// What one [`Executor::advance`] did: ran and recorded a round, or stopped.
+#[derive(Clone, Debug)]
+pub enum Advance<S> {
+    /// A round ran; the state after it.
+    Ran(S),
+    /// The loop stopped (before a round, or after one on the tolerance).
+    Stopped(Finished<S>),
+}
+
 /// The driver of a [`RoundSolver`] on a federation: `max_rounds` rounds at most, stopping
 /// earlier on the solver's own termination or, when set, the tolerance.
 #[derive(Clone, Copy, Debug)]
@@ -201,25 +210,40 @@ impl<'a, S: RoundSolver> Executor<'a, S> {
         self.run_from(self.init(seed, given)?, rec)
     }
 
-    /// Rounds from `state` until a stop, each [`Executor::step`] and then recorded as one row.
+    /// Rounds from `state` until a stop, each [`Executor::advance`].
     ///
     /// # Errors
     /// As [`Executor::step`]; the rounds before a failing one stay recorded.
     pub fn run_from(&self, mut state: S::State, rec: &mut Recorder) -> Result<Finished<S::State>> {
         loop {
-            if let Some(termination) = self.stop_before(&state) {
-                return Ok(Finished { state, termination });
-            }
-            let before = self.tolerance.map(|_| state.models().clone());
-            state = self.step(state)?;
-            record_round(self.fed, self.solver.phase(), &state, rec);
-            if self.converged(before.as_ref(), &state) {
-                return Ok(Finished {
-                    state,
-                    termination: Termination::Converged,
-                });
+            match self.advance(state, rec)? {
+                Advance::Ran(next) => state = next,
+                Advance::Stopped(done) => return Ok(done),
             }
         }
+    }
+
+    /// One turn of the loop from `state`: stop before the round (the solver's termination, the
+    /// round budget), or [`Executor::step`] it and record it as one row, then stop if the
+    /// tolerance says so. [`Executor::run_from`] is this until it stops; a front end that
+    /// steps a run round by round (the Python `Session`) calls it once per round.
+    ///
+    /// # Errors
+    /// As [`Executor::step`].
+    pub fn advance(&self, state: S::State, rec: &mut Recorder) -> Result<Advance<S::State>> {
+        if let Some(termination) = self.stop_before(&state) {
+            return Ok(Advance::Stopped(Finished { state, termination }));
+        }
+        let before = self.tolerance.map(|_| state.models().clone());
+        let state = self.step(state)?;
+        record_round(self.fed, self.solver.phase(), &state, rec);
+        if self.converged(before.as_ref(), &state) {
+            return Ok(Advance::Stopped(Finished {
+                state,
+                termination: Termination::Converged,
+            }));
+        }
+        Ok(Advance::Ran(state))
     }
 
     /// The solver's own termination, else the round budget.

@@ -9,6 +9,7 @@ pub mod client_pass;
 pub mod contract;
 pub mod executor;
 pub mod init;
+pub mod live;
 pub mod local_update;
 pub mod participation;
 pub mod randomness;
