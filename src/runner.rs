@@ -5,11 +5,12 @@
 
 use crate::algorithms::one_step::{refusal, round_step};
 use crate::algorithms::registry::{build_with, resolve};
-use crate::engine::contract::{Algorithm, RunOutput};
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
 use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
 use crate::error::FedmixError;
 use crate::error::Result;
+use crate::federation::Federation;
 use crate::io::Dataset;
 use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, RoundRule};
 use crate::progress::RunProgress;
@@ -17,6 +18,7 @@ use crate::validate::{
     compare_one_step, compare_under, Candidate, Mode, Reference, Tolerance, UpdateRule,
     ValidationReport,
 };
+use nalgebra::DMatrix;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -36,6 +38,70 @@ pub struct Prepared {
     /// Where runs publish the rounds recorded so far and the last distance, for a progress
     /// display on another thread (`None`: not published; results never depend on it).
     pub progress: Option<Arc<RunProgress>>,
+}
+
+/// A run stepped round by round ([`Prepared::session`]): its [`LiveRun`] and the recorder its
+/// rounds are recorded in (iterates kept), so after each round the models, labels and trace row
+/// are those [`Prepared::run`] computes for that round, bit for bit (it drives the same
+/// object). Rows recorded before the first round (SXY22 Phase 1 of `two-phase`) are in the
+/// recorder from the start.
+pub struct Session {
+    live: Option<Box<dyn LiveRun>>,
+    rec: Recorder,
+    out: Option<RunOutput>,
+}
+
+impl Session {
+    /// One more round on `fed` (the federation the session was prepared on): `true` when a
+    /// round ran, `false` once the run has stopped (its output is then [`Session::output`]).
+    ///
+    /// # Errors
+    /// The round's errors (divergence included); the session is over after one.
+    pub fn advance(&mut self, fed: &Federation) -> Result<bool> {
+        let Some(live) = self.live.as_mut() else {
+            return Ok(false);
+        };
+        match live.advance(fed, &mut self.rec) {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                if let Some(live) = self.live.take() {
+                    match live.finish() {
+                        Ok(out) => self.out = Some(out),
+                        Err(running) => self.live = Some(running),
+                    }
+                }
+                Ok(false)
+            }
+            Err(e) => {
+                self.live = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// The trace and iterates recorded so far.
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    /// Rounds completed by the live part (Phase 2 for `two-phase`); `None` once over.
+    pub fn round(&self) -> Option<usize> {
+        self.live.as_ref().map(|l| l.round())
+    }
+
+    /// The current models (`d × K̂`) and labels: the live state's, or the output's once over.
+    pub fn state(&self) -> Option<(&DMatrix<f64>, Option<&[usize]>)> {
+        match (&self.live, &self.out) {
+            (Some(l), _) => Some((l.models(), l.labels())),
+            (None, Some(o)) => Some((&o.theta_hat, Some(&o.labels))),
+            (None, None) => None,
+        }
+    }
+
+    /// The run's output once it has stopped.
+    pub fn output(&self) -> Option<&RunOutput> {
+        self.out.as_ref()
+    }
 }
 
 /// Where a run's inputs came from, for the summary (`None` where not applicable).
@@ -118,6 +184,24 @@ impl Prepared {
         rec.progress = self.progress.clone();
         let out = self.alg.run(&ds.train, seed, &mut rec)?;
         Ok((out, rec))
+    }
+
+    /// The run as a [`Session`], before its first round, when the algorithm's rounds are one
+    /// executor loop ([`Algorithm::live`]; `None` otherwise: it runs only to completion).
+    ///
+    /// # Errors
+    /// The algorithm's errors before its first round (parameters; Phase 1 for `two-phase`).
+    pub fn session(&self, ds: &Dataset, seed: u64) -> Result<Option<Session>> {
+        let mut rec = Recorder::new(true);
+        rec.progress = self.progress.clone();
+        Ok(self
+            .alg
+            .live(&ds.train, seed, &mut rec)?
+            .map(|live| Session {
+                live: Some(live),
+                rec,
+                out: None,
+            }))
     }
 
     /// How many trace rows the run will record, where that is known before it runs (a progress

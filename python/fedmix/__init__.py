@@ -10,7 +10,7 @@ Entry points:
 
 - :func:`generate` / :func:`load` → :class:`Federation` (``fedmix generate`` / ``--data``);
 - :func:`run` → :class:`Result` (``fedmix run``);
-- :class:`Session` (one round at a time, replaying :func:`run`'s rounds);
+- :class:`Session` (one round at a time: live for the executor-loop algorithms, a replay of :func:`run` for the others);
 - :func:`validate` → :class:`Report` (``fedmix validate``);
 - :func:`fedmix.testing.assert_matches_reference` (``numpy.testing`` style);
 - :func:`algorithms`, :func:`keys`, :func:`settings`, :func:`parameters`: what can be asked for.
@@ -528,18 +528,7 @@ def run(
         _flag("save_iterates", save_iterates),
         _sets(params, data=False),
     )
-    summary = json.loads(res["summary_json"])
-    return Result(
-        algorithm=summary.get("algorithm", algorithm),
-        theta_hat=res["theta_hat"],
-        labels=res["labels"],
-        trace=_trace(res["trace"]),
-        summary=summary,
-        iterates=res["iterates"],
-        iterate_labels=res["iterate_labels"],
-        iterate_rounds=res["iterate_rounds"],
-        label_rounds=res["label_rounds"],
-    )
+    return _result(res, algorithm)
 
 
 @dataclass(frozen=True)
@@ -559,17 +548,43 @@ class Round:
     metrics: Dict[str, Any]
 
 
+def _result(res: Dict[str, Any], algorithm: str) -> Result:
+    summary = json.loads(res["summary_json"])
+    return Result(
+        algorithm=summary.get("algorithm", algorithm),
+        theta_hat=res["theta_hat"],
+        labels=res["labels"],
+        trace=_trace(res["trace"]),
+        summary=summary,
+        iterates=res["iterates"],
+        iterate_labels=res["iterate_labels"],
+        iterate_rounds=res["iterate_rounds"],
+        label_rounds=res["label_rounds"],
+    )
+
+
+def _row_metrics(tr: Mapping[str, Any], t: int) -> Dict[str, Any]:
+    return {k: (v[t].item() if v.dtype != object and hasattr(v[t], "item") else v[t]) for k, v in tr.items()}
+
+
 class Session:
     """Step through a run one round at a time: ``for r in Session("phase2", fed, init=θ0): …``.
 
-    Honest note on how: the constructor performs the whole run once with iterates saved
-    (exactly :func:`run`, so the rounds are :func:`run`'s bit for bit) and :meth:`step` replays
-    them; it does not compute lazily. The models and labels of round ``t`` are ``run(...).iterates``
-    and ``.iterate_labels`` at the index where ``.iterate_rounds`` / ``.label_rounds`` equal
-    ``t``; rounds that record no models (Phase 1 rows, communication-only rows) have ``None``.
+    For an algorithm whose rounds are one executor loop (``phase2``, ``oracle``,
+    ``oracle-labels``, ``fedavg``, ``cfl``, and ``two-phase``'s Phase 2) the session is
+    **live** (:attr:`live` is ``True``): each :meth:`step` runs the next round in the library,
+    and between rounds :meth:`state` returns the models and labels the next round starts from.
+    The rounds are :func:`run`'s bit for bit — ``run`` drives the same object to its end. What
+    precedes the rounds (SXY22 Phase 1 of ``two-phase``) runs in the constructor; its rows are
+    returned first. The other algorithms (``ifca`` with its restarts, ``ifca-official``'s grid,
+    ``sr-fca``, ``local``, ``one-shot``) run only to completion: the constructor performs the
+    whole run (exactly :func:`run`) and :meth:`step` replays it (:attr:`live` is ``False``).
 
     :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises
-    ``StopIteration`` there. :attr:`result` is the full :class:`Result`.
+    ``StopIteration`` there. A round's error (e.g. ``Divergence``) is raised by the
+    :meth:`step` that runs it; the session is over after it. :attr:`result` is the full
+    :class:`Result` (in a live session, reading it, or :attr:`rounds`, runs the remaining
+    rounds first; :meth:`step` still returns them afterwards).
     """
 
     def __init__(
@@ -580,32 +595,72 @@ class Session:
         init: Optional[Any] = None,
         **params: Any,
     ) -> None:
-        self.result: Result = run(algorithm, federation, seed=seed, init=init, save_iterates=True, **params)
+        self._algorithm = _name("algorithm", algorithm)
+        self._native = _native.session(
+            self._algorithm,
+            _federation(federation),
+            _seed(seed),
+            _init_array(init),
+            _sets(params, data=False),
+        )
+        self._result: Optional[Result] = None
         self._next = 0
-        # The trace row (1-based round) of each saved model set and label vector.
-        r = self.result
-        self._iterate_at = {} if r.iterate_rounds is None else {int(t): j for j, t in enumerate(r.iterate_rounds)}
-        self._labels_at = {} if r.label_rounds is None else {int(t): j for j, t in enumerate(r.label_rounds)}
+        if self._native is None:
+            self._result = run(algorithm, federation, seed=seed, init=init, save_iterates=True, **params)
+            # The trace row (1-based round) of each saved model set and label vector.
+            r = self._result
+            self._iterate_at = {} if r.iterate_rounds is None else {int(t): j for j, t in enumerate(r.iterate_rounds)}
+            self._labels_at = {} if r.label_rounds is None else {int(t): j for j, t in enumerate(r.label_rounds)}
+
+    @property
+    def live(self) -> bool:
+        """Whether :meth:`step` runs each round (``False``: it replays a finished run)."""
+        return self._native is not None
+
+    @property
+    def result(self) -> Result:
+        """The whole run's :class:`Result` (a live session runs its remaining rounds first)."""
+        if self._result is None:
+            self._result = _result(self._native.result(), self._algorithm)
+        return self._result
 
     @property
     def rounds(self) -> int:
-        """Number of rounds (rows of the trace)."""
+        """Number of rounds (rows of the trace) of the whole run."""
         return self.result.rounds
+
+    def state(self) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """The models (``K̂ × d``) and labels (``M``, or ``None``) the next round starts from:
+        the start before the first round, the final ones at the end. Live sessions only."""
+        if self._native is None:
+            raise _error("NotLive", "state() needs a live session (this algorithm runs only to completion)")
+        st = self._native.state()
+        if st is None:
+            raise _error("Failed", "the session's run failed; it has no state")
+        return st
 
     def step(self) -> Optional[Round]:
         """The next round, or ``None`` when the run is over."""
+        if self._native is not None:
+            row = self._native.next_row()
+            if row is None:
+                return None
+            tr = _trace(row["metrics"])
+            return Round(round=int(tr["round"][0]), phase=str(tr["phase"][0]), iterate=row["iterate"],
+                         labels=row["labels"], metrics=_row_metrics(tr, 0))
         t = self._next
-        if t >= self.result.rounds:
+        r = self.result
+        if t >= r.rounds:
             return None
         self._next += 1
-        tr = self.result.trace
-        metrics = {k: (v[t].item() if v.dtype != object and hasattr(v[t], "item") else v[t]) for k, v in tr.items()}
+        tr = r.trace
         iterate = labels = None
         if t + 1 in self._iterate_at:
-            iterate = self.result.iterates[self._iterate_at[t + 1]]
+            iterate = r.iterates[self._iterate_at[t + 1]]
         if t + 1 in self._labels_at:
-            labels = self.result.iterate_labels[self._labels_at[t + 1]]
-        return Round(round=int(tr["round"][t]), phase=str(tr["phase"][t]), iterate=iterate, labels=labels, metrics=metrics)
+            labels = r.iterate_labels[self._labels_at[t + 1]]
+        return Round(round=int(tr["round"][t]), phase=str(tr["phase"][t]), iterate=iterate, labels=labels,
+                     metrics=_row_metrics(tr, t))
 
     def __iter__(self) -> Iterator[Round]:
         return self

@@ -374,8 +374,10 @@ fn prepared(
 }
 
 /// The trace as columns (`trace.csv`'s, same names and order).
-fn trace_dict<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {
-    let rows = &rec.rows;
+fn trace_dict<'py>(
+    py: Python<'py>,
+    rows: &[fedmix::engine::recorder::RoundRecord],
+) -> PyResult<Bound<'py, PyDict>> {
     let f = |g: &dyn Fn(&fedmix::engine::recorder::RoundRecord) -> Option<f64>| {
         Array1::from(
             rows.iter()
@@ -505,11 +507,23 @@ fn run<'py>(
             })
         })
         .map_err(|f| to_py(py, f))?;
+    result_dict(py, ds, &out, &rec, summary)
+}
+
+/// `run`'s dict from a finished run: `theta_hat`, `labels`, `trace`, `summary_json`, and the
+/// iterates when the recorder kept them.
+fn result_dict<'py>(
+    py: Python<'py>,
+    ds: &Dataset,
+    out: &fedmix::engine::contract::RunOutput,
+    rec: &Recorder,
+    summary: String,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("theta_hat", models_array(py, &out.theta_hat))?;
     let labels: Vec<i64> = out.labels.iter().map(|&l| label_i64(l)).collect();
     d.set_item("labels", Array1::from(labels).into_pyarray(py))?;
-    d.set_item("trace", trace_dict(py, &rec)?)?;
+    d.set_item("trace", trace_dict(py, &rec.rows)?)?;
     d.set_item("summary_json", summary)?;
     if rec.save_iterates {
         // As `iterates.npy`: rounds with fewer than the most models are padded with NaN models
@@ -556,6 +570,181 @@ fn run<'py>(
         d.set_item("label_rounds", py.None())?;
     }
     Ok(d)
+}
+
+/// A run stepped round by round ([`fedmix::runner::Session`]): the Python `Session` of an
+/// algorithm whose rounds are one executor loop. It holds the federation it runs on, the
+/// prepared algorithm and the live run; each [`NativeSession::next_row`] returns the next
+/// trace row, running one more round when every recorded row has been returned.
+#[pyclass(module = "fedmix._native", name = "NativeSession", unsendable)]
+struct NativeSession {
+    federation: Py<NativeFederation>,
+    prep: fedmix::runner::Prepared,
+    session: fedmix::runner::Session,
+    seed: u64,
+    init_given: bool,
+    /// Rows returned so far.
+    returned: usize,
+    /// Why the run stopped with an error (kind, message), after which nothing runs.
+    failed: Option<(String, String)>,
+    started: std::time::Instant,
+}
+
+/// The `kind` and message of an error raised to Python, kept to raise again.
+fn failure(py: Python<'_>, err: &PyErr) -> (String, String) {
+    let kind = err
+        .value(py)
+        .getattr("kind")
+        .and_then(|k| k.extract::<String>())
+        .unwrap_or_else(|_| "InternalError".into());
+    (kind, err.value(py).to_string())
+}
+
+/// `k × d` models and `M` labels as numpy arrays.
+fn state_tuple(
+    py: Python<'_>,
+    models: &DMatrix<f64>,
+    labels: Option<&[usize]>,
+) -> (Py<PyAny>, Py<PyAny>) {
+    let labels = labels.map_or_else(
+        || py.None(),
+        |l| {
+            Array1::from(l.iter().map(|&x| label_i64(x)).collect::<Vec<_>>())
+                .into_pyarray(py)
+                .into_any()
+                .unbind()
+        },
+    );
+    (models_array(py, models), labels)
+}
+
+#[pymethods]
+impl NativeSession {
+    /// The next trace row as a dict — `round`, `phase`, `iterate` (`k × d`, or `None` in a row
+    /// that records no models), `labels` (or `None`), `metrics` (the row's trace columns) —
+    /// running one round when every recorded row has been returned; `None` once the run is
+    /// over. A round's error is raised once; the session is over after it.
+    fn next_row<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if self.returned == self.session.recorder().rows.len() && self.failed.is_none() {
+            let fed = self.federation.get();
+            let session = &mut self.session;
+            let stepped = guarded(|| Ok(session.advance(&fed.ds.train)?));
+            if let Err(f) = stepped {
+                let err = to_py(py, f);
+                self.failed = Some(failure(py, &err));
+                return Err(err);
+            }
+        }
+        let rec = self.session.recorder();
+        let t = self.returned;
+        if t >= rec.rows.len() {
+            return Ok(None);
+        }
+        self.returned += 1;
+        let row = PyDict::new(py);
+        row.set_item("metrics", trace_dict(py, &rec.rows[t..t + 1])?)?;
+        // `iterate_rounds` / `label_rounds` hold the 1-based trace row of each saved set.
+        let at = |rounds: &[usize]| rounds.iter().position(|&r| r == t + 1);
+        match at(&rec.iterate_rounds) {
+            Some(j) => row.set_item("iterate", models_array(py, &rec.iterates[j]))?,
+            None => row.set_item("iterate", py.None())?,
+        }
+        match at(&rec.label_rounds) {
+            Some(j) => {
+                let l: Vec<i64> = rec.labels[j].iter().map(|&x| label_i64(x)).collect();
+                row.set_item("labels", Array1::from(l).into_pyarray(py))?
+            }
+            None => row.set_item("labels", py.None())?,
+        }
+        Ok(Some(row))
+    }
+
+    /// The current models (`k × d`) and labels (`M`, or `None`): after the last round run,
+    /// the start before the first, the final ones once over; `None` after an error.
+    fn state(&self, py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)> {
+        self.session.state().map(|(m, l)| state_tuple(py, m, l))
+    }
+
+    /// Rows returned so far.
+    #[getter]
+    fn returned(&self) -> usize {
+        self.returned
+    }
+
+    /// Whether the run has stopped (every round has run; rows may remain to be returned).
+    #[getter]
+    fn stopped(&self) -> bool {
+        self.session.output().is_some() || self.failed.is_some()
+    }
+
+    /// `run`'s dict for the whole run, running the remaining rounds first (their rows are
+    /// still returned by `next_row` afterwards). Raises the run's error if it failed.
+    fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        while self.failed.is_none() && self.session.output().is_none() {
+            let fed = self.federation.get();
+            let session = &mut self.session;
+            let stepped = guarded(|| Ok(session.advance(&fed.ds.train)?));
+            if let Err(f) = stepped {
+                let err = to_py(py, f);
+                self.failed = Some(failure(py, &err));
+                return Err(err);
+            }
+        }
+        if let Some((kind, msg)) = &self.failed {
+            let err = FedmixError::new_err(format!("the session's run failed: {msg}"));
+            let _ = err.value(py).setattr("kind", kind.as_str());
+            return Err(err);
+        }
+        let fed = self.federation.get();
+        let (ds, rec) = (&fed.ds, self.session.recorder());
+        let out = self
+            .session
+            .output()
+            .ok_or_else(|| InternalError::new_err("a stopped session without output"))?;
+        let prov = Provenance {
+            data_dir: fed.data_dir.clone(),
+            init_file: self.init_given.then(|| INIT_SOURCE.to_string()),
+            exported: None,
+            wall_time_seconds: Some(self.started.elapsed().as_secs_f64()),
+        };
+        let summary = self.prep.summary(ds, self.seed, out, rec, &prov);
+        let text = serde_json::to_string(&serde_json::Value::Object(summary))
+            .map_err(|e| InternalError::new_err(format!("summary is not JSON: {e}")))?;
+        result_dict(py, ds, out, rec, text)
+    }
+}
+
+/// A [`NativeSession`] for `algorithm` on `federation` (what precedes its rounds, SXY22 Phase 1
+/// for `two-phase`, runs here), or `None` when the algorithm runs only to completion.
+#[pyfunction]
+#[pyo3(signature = (algorithm, federation, seed, init, sets))]
+fn session<'py>(
+    py: Python<'py>,
+    algorithm: String,
+    federation: Py<NativeFederation>,
+    seed: u64,
+    init: Option<PyReadonlyArrayDyn<'py, f64>>,
+    sets: Vec<(String, String)>,
+) -> PyResult<Option<NativeSession>> {
+    let init = init.as_ref().map(flat);
+    let started = std::time::Instant::now();
+    let ds = &federation.get().ds;
+    let made = guarded(|| {
+        let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
+        let session = prep.session(ds, seed)?;
+        Ok(session.map(|s| (prep, s)))
+    })
+    .map_err(|f| to_py(py, f))?;
+    Ok(made.map(|(prep, session)| NativeSession {
+        federation: federation.clone_ref(py),
+        prep,
+        session,
+        seed,
+        init_given: init.is_some(),
+        returned: 0,
+        failed: None,
+        started,
+    }))
 }
 
 /// `fedmix validate`: rerun the reference with the same keys and initial models and compare
@@ -643,6 +832,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FedmixError", py.get_type::<FedmixError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add_class::<NativeFederation>()?;
+    m.add_class::<NativeSession>()?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
@@ -651,6 +841,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(key_docs, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(session, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
 }

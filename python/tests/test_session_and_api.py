@@ -1,4 +1,4 @@
-"""`Session` replays `run`'s rounds bit for bit; the discovery functions and docstrings come
+"""`Session` steps (live) or replays `run`'s rounds bit for bit, its state inspectable between rounds; the discovery functions and docstrings come
 from the library; parameter values convert to `--set` text exactly; runs are deterministic
 across threads (the GIL is released during a run)."""
 
@@ -47,6 +47,75 @@ def test_session_replays_run(fed, algorithm, keys):
     # The last round's models are the run's final models (Phase 2 ends on its last round).
     if algorithm not in ("ifca", "sr-fca", "ifca-official"):  # θ̂ chosen among runs / served models
         assert with_models[-1].iterate.tobytes() == res.theta_hat.tobytes()
+
+
+@pytest.mark.parametrize("algorithm,keys,live", [
+    ("two-phase", {"rounds": 6}, True), ("fedavg", {"rounds": 4, "participation": 0.5}, True),
+    ("phase2", {"rounds": 5}, True), ("oracle-labels", {"rounds": 3}, True), ("cfl", {"rounds": 6}, True),
+    ("ifca", {"rounds": 5}, False), ("sr-fca", {}, False)])
+def test_live_session_runs_each_round_on_step(fed, algorithm, keys, live):
+    s = fedmix.Session(algorithm, fed, seed=3, **keys)
+    assert s.live is live
+    if not live:
+        with pytest.raises(fedmix.FedmixError, match="live session"):
+            s.state()
+        return
+    native = s._native
+    assert not native.stopped and native.returned == 0
+    seen = []
+    while True:
+        before_models, before_labels = s.state()
+        r = s.step()
+        if r is None:
+            break
+        seen.append(r)
+        if r.iterate is None:  # a Phase 1 row, recorded before the first round
+            continue
+        # The state after the step is the round's models and labels; nothing beyond it has run.
+        after_models, after_labels = s.state()
+        assert after_models.tobytes() == r.iterate.tobytes()
+        if r.labels is not None:
+            assert after_labels.tobytes() == r.labels.tobytes()
+        assert native.returned == len(seen)
+        if r.round < len(seen) + 1 and not native.stopped:
+            assert before_models.shape[1] == r.iterate.shape[1]
+    assert native.stopped
+    res = fedmix.run(algorithm, fed, seed=3, **keys)
+    assert [x.round for x in seen] == list(range(1, res.rounds + 1))
+    got = s.result
+    assert got.theta_hat.tobytes() == res.theta_hat.tobytes()
+    assert got.labels.tobytes() == res.labels.tobytes()
+    assert got.iterates.tobytes() == res.iterates.tobytes()
+    for k, v in res.trace.items():
+        if v.dtype == object:
+            assert [np.asarray(a).tobytes() for a in got.trace[k]] == [np.asarray(a).tobytes() for a in v], k
+        else:
+            assert got.trace[k].tobytes() == v.tobytes(), k
+    a, b = dict(got.summary), dict(res.summary)
+    a.pop("wall_time_seconds"), b.pop("wall_time_seconds")
+    assert a == b
+
+
+def test_live_session_result_runs_the_rest_and_step_still_returns_it(fed):
+    s = fedmix.Session("phase2", fed, seed=4, rounds=6)
+    first = s.step()
+    assert first.round == 1 and not s._native.stopped
+    assert s.rounds == 6 and s._native.stopped  # reading the result ran rounds 2–6
+    rest = list(s)
+    assert [r.round for r in rest] == [2, 3, 4, 5, 6]
+    assert rest[-1].iterate.tobytes() == s.result.theta_hat.tobytes()
+
+
+def test_a_diverging_live_session_raises_at_its_round_and_stays_over(fed):
+    # Models at 1e307 overflow the first local gradient (φᵀφθ) to infinity.
+    s = fedmix.Session("phase2", fed, seed=4, rounds=50, init=np.full((3, 8), 1e307))
+    with pytest.raises(fedmix.FedmixError) as e:
+        while s.step() is not None:
+            pass
+    assert e.value.kind == "Divergence"
+    assert s.step() is None
+    with pytest.raises(fedmix.FedmixError, match="failed"):
+        s.result
 
 
 def test_same_seed_same_bits_across_threads(fed):

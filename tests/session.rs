@@ -1,0 +1,191 @@
+//! A run stepped round by round ([`Prepared::session`]) is the run: on the golden federation
+//! (`tests/data/golden/`: `sxy-balanced`, d = 8, M = 30, k = 3), for every algorithm whose
+//! rounds are one executor loop, stepping to the end gives the trace, the iterates, the labels,
+//! the output and the summary of [`Prepared::run`] bit for bit; between rounds the session's
+//! state is that round's models and labels; the algorithms that run only to completion have
+//! no session.
+
+use fedmix::engine::randomness::{Randomness, Supplied};
+use fedmix::io::{read_dataset, read_f64, Dataset};
+use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::runner::{prepare, Prepared, Provenance};
+use nalgebra::DMatrix;
+use std::path::Path;
+
+const SEED: u64 = 5;
+
+fn golden() -> (Dataset, DMatrix<f64>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
+    let ds = read_dataset(&root.join("dataset")).expect("golden dataset");
+    let d = ds.train.d();
+    let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(d)]).unwrap();
+    (ds, DMatrix::from_vec(d, 3, t0))
+}
+
+fn prepared(
+    ds: &Dataset,
+    kind: &str,
+    sets: &[(&str, &str)],
+    init: Option<DMatrix<f64>>,
+) -> Prepared {
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let params =
+        AlgorithmParams::from_sources(AlgorithmKind::parse(kind).unwrap(), None, &sets).unwrap();
+    let given = Randomness {
+        init: init.map(|m| Supplied {
+            source: "theta0.npy".into(),
+            value: vec![m],
+        }),
+        ..Randomness::default()
+    };
+    prepare(params, ds, SEED, given, false).unwrap()
+}
+
+fn bits(m: &DMatrix<f64>) -> (usize, usize, Vec<u64>) {
+    (
+        m.nrows(),
+        m.ncols(),
+        m.iter().map(|v| v.to_bits()).collect(),
+    )
+}
+
+/// Step `prep` to its end, checking the state after every round against the recorder, then
+/// compare everything with `prep.run`.
+fn stepped_equals_run(ds: &Dataset, prep: &Prepared, name: &str) {
+    let (out, rec) = prep.run(ds, SEED, true).unwrap();
+    let mut s = prep
+        .session(ds, SEED)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name}: no session"));
+    let before = s.recorder().rows.len();
+    let mut rounds = 0;
+    while s.advance(&ds.train).unwrap() {
+        rounds += 1;
+        // Between rounds: the live state is the round just recorded.
+        let r = s.recorder();
+        let (models, labels) = s.state().expect("running");
+        assert_eq!(
+            bits(models),
+            bits(r.iterates.last().unwrap()),
+            "{name}: round {rounds}"
+        );
+        assert_eq!(
+            labels,
+            r.labels.last().map(Vec::as_slice),
+            "{name}: round {rounds}"
+        );
+        assert_eq!(s.round(), Some(rounds), "{name}");
+        assert_eq!(r.rows.len(), before + rounds, "{name}: one row per round");
+    }
+    assert!(rounds > 0, "{name}: no round ran");
+    assert!(
+        !s.advance(&ds.train).unwrap(),
+        "{name}: nothing runs after the stop"
+    );
+    let sr = s.recorder();
+    let json = |v: &dyn Text| v.text();
+    assert_eq!(json(&sr.rows), json(&rec.rows), "{name}: trace");
+    assert_eq!(sr.iterates.len(), rec.iterates.len(), "{name}");
+    for (a, b) in sr.iterates.iter().zip(&rec.iterates) {
+        assert_eq!(bits(a), bits(b), "{name}: iterates");
+    }
+    assert_eq!(sr.labels, rec.labels, "{name}: iterate labels");
+    assert_eq!(sr.iterate_rounds, rec.iterate_rounds, "{name}");
+    let so = s.output().expect("stopped");
+    assert_eq!(bits(&so.theta_hat), bits(&out.theta_hat), "{name}: θ̂");
+    assert_eq!(so.labels, out.labels, "{name}: labels");
+    assert_eq!(so.termination, out.termination, "{name}");
+    let prov = Provenance::default();
+    assert_eq!(
+        prep.summary(ds, SEED, so, sr, &prov),
+        prep.summary(ds, SEED, &out, &rec, &prov),
+        "{name}: summary"
+    );
+}
+
+/// JSON text of a serializable value (floats in shortest round-trip form, so equal text is
+/// equal bits; NaN becomes `null` on both sides).
+trait Text {
+    fn text(&self) -> String;
+}
+
+impl<T: serde::Serialize> Text for T {
+    fn text(&self) -> String {
+        serde_json::to_string(self).unwrap()
+    }
+}
+
+#[test]
+fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
+    let (ds, t0) = golden();
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<DMatrix<f64>>);
+    let cases: Vec<Case> = vec![
+        (
+            "phase2",
+            vec![("rounds", "12"), ("local_steps", "5")],
+            Some(t0.clone()),
+        ),
+        (
+            "phase2",
+            vec![("rounds", "8"), ("local_solver", "fedprox")],
+            Some(t0.clone()),
+        ),
+        ("oracle", vec![("rounds", "10")], None),
+        ("oracle-labels", vec![("rounds", "10")], None),
+        (
+            "fedavg",
+            vec![("rounds", "15"), ("participation", "0.5")],
+            None,
+        ),
+        ("cfl", vec![("rounds", "30")], None),
+        (
+            "two-phase",
+            vec![
+                ("phase1_iterations", "4"),
+                ("anchors", "6"),
+                ("anchor_min_samples", "8"),
+                ("rounds", "8"),
+            ],
+            None,
+        ),
+    ];
+    for (kind, sets, init) in cases {
+        let prep = prepared(&ds, kind, &sets, init);
+        stepped_equals_run(&ds, &prep, &format!("{kind} {sets:?}"));
+    }
+}
+
+#[test]
+fn two_phase_records_phase1_before_its_first_round() {
+    let (ds, _) = golden();
+    let sets = [
+        ("phase1_iterations", "4"),
+        ("anchors", "6"),
+        ("anchor_min_samples", "8"),
+        ("rounds", "3"),
+    ];
+    let prep = prepared(&ds, "two-phase", &sets, None);
+    let s = prep.session(&ds, SEED).unwrap().expect("live");
+    let rows = &s.recorder().rows;
+    assert!(!rows.is_empty(), "Phase 1 rows are recorded at the start");
+    assert!(rows.iter().all(|r| r.phase.as_str() == "phase1"));
+    assert_eq!(s.round(), Some(0));
+}
+
+#[test]
+fn algorithms_that_run_only_to_completion_have_no_session() {
+    let (ds, t0) = golden();
+    for (kind, init) in [
+        ("local", None),
+        ("one-shot", None),
+        ("sr-fca", None),
+        ("ifca", Some(t0.clone())),
+        ("ifca-official", None),
+    ] {
+        let prep = prepared(&ds, kind, &[], init);
+        assert!(prep.session(&ds, SEED).unwrap().is_none(), "{kind}");
+    }
+}
