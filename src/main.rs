@@ -395,7 +395,7 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
     Ok(())
 }
 
-fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared, Dataset)> {
+fn prepare(args: &SourceArgs, export: bool) -> Result<fedmix::runner::Prepared> {
     use fedmix::engine::randomness::load;
     use fedmix::params::AlgorithmParams;
     let name = args
@@ -435,10 +435,7 @@ fn prepare(args: &SourceArgs, export: bool) -> Result<(fedmix::runner::Prepared,
         ds.train.d(),
         ds.train.num_clients(),
     )?;
-    Ok((
-        fedmix::runner::prepare(params, &ds, args.seed, given, export)?,
-        ds,
-    ))
+    fedmix::runner::prepare(params, std::sync::Arc::new(ds), args.seed, given, export)
 }
 
 fn run_algorithm(args: RunArgs) -> Result<()> {
@@ -447,11 +444,11 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
     if let Some(dir) = &args.export_randomness {
         fedmix::output::check_fresh_output(dir, args.force)?;
     }
-    let (mut prep, ds) = prepare(&args.src, args.export_randomness.is_some())?;
+    let mut prep = prepare(&args.src, args.export_randomness.is_some())?;
     let args_src = &args.src;
     let what = prep.alg.name().to_string();
     let progress = watch(&mut prep, what, args.src.quiet);
-    let ran = prep.run(&ds, args_src.seed, args.save_iterates);
+    let ran = prep.run(args.save_iterates);
     drop(progress);
     // The randomness is resolved before the run, so it is written even when the run ends in a
     // typed error (e.g. Phase 1 finding fewer than k clusters among the anchors): the failure
@@ -491,10 +488,11 @@ fn run_algorithm(args: RunArgs) -> Result<()> {
             .map(|(dir, files)| (dir.display().to_string(), files.clone())),
         wall_time_seconds: Some(started.elapsed().as_secs_f64()),
     };
-    let summary = prep.summary(&ds, args_src.seed, &out, &rec, &prov);
-    fedmix::output::write_run(&args.out, &ds.train, &out, &rec, &summary)?;
+    let summary = prep.summary(&out, &rec, &prov);
+    fedmix::output::write_run(&args.out, &prep.dataset().train, &out, &rec, &summary)?;
     let alg = &prep.alg;
-    let fin = fedmix::output::final_metrics(&ds.train, ds.test.as_ref(), &out);
+    // The final metrics as the summary computed them (once).
+    let fin = summary.get("final").cloned().unwrap_or_default();
     if args.json {
         say!(
             "{}",
@@ -574,13 +572,14 @@ fn with_candidate(mut args: ValidateArgs) -> Result<ValidateArgs> {
 fn validate(args: ValidateArgs) -> Result<bool> {
     let tol = fedmix::runner::tolerance(args.rtol, args.atol)?;
     let args = with_candidate(args)?;
-    let (mut prep, ds) = prepare(&args.src, false)?;
+    let mut prep = prepare(&args.src, false)?;
     let iterates = args.iterates.clone().ok_or_else(|| FedmixError::Missing {
         what: "--iterates FILE (or --candidate DIR)".into(),
     })?;
-    let (shape, cand) = fedmix::io::read_f64(&iterates, &[None, None, Some(ds.train.d())])?;
+    let fed = &prep.dataset().train;
+    let (shape, cand) = fedmix::io::read_f64(&iterates, &[None, None, Some(fed.d())])?;
     let cand_labels = match &args.labels {
-        Some(p) => Some(fedmix::validate::read_labels(p, ds.train.num_clients())?),
+        Some(p) => Some(fedmix::validate::read_labels(p, fed.num_clients())?),
         None => None,
     };
     let what = format!("reference {}", prep.alg.name());
@@ -591,8 +590,6 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     };
     let report = prep.validate_as(
         mode,
-        &ds,
-        args.src.seed,
         &fedmix::validate::Candidate {
             iterates: &cand,
             shape: &shape,
@@ -609,7 +606,7 @@ fn validate(args: ValidateArgs) -> Result<bool> {
     } else {
         // The reference as resolved: the keys this algorithm reads, with their values.
         let shown: Vec<String> = prep
-            .reference_params(&ds)
+            .reference_params()
             .into_iter()
             .map(|(key, v)| format!("{key}={v}"))
             .collect();

@@ -10,9 +10,8 @@ use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
 use crate::error::FedmixError;
 use crate::error::Result;
-use crate::federation::Federation;
 use crate::io::Dataset;
-use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, RoundRule};
+use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, Phase2Params, RoundRule};
 use crate::progress::RunProgress;
 use crate::validate::{
     compare_one_step, compare_under, Candidate, Mode, Reference, Tolerance, UpdateRule,
@@ -38,6 +37,13 @@ pub struct Prepared {
     /// Where runs publish the rounds recorded so far and the last distance, for a progress
     /// display on another thread (`None`: not published; results never depend on it).
     pub progress: Option<Arc<RunProgress>>,
+    /// The data the run is on (its training federation, held-out samples, manifest).
+    ds: Arc<Dataset>,
+    /// The master seed of the run, its summary and its randomness export alike.
+    seed: u64,
+    /// Phase 2's parameters resolved on the data (the step `η` of the default rule computed
+    /// once): the summary's `eta`, the constants and `validate`'s update rule read them.
+    phase2: Phase2Params,
 }
 
 /// A run stepped round by round ([`Prepared::session`]): its [`LiveRun`] and the recorder its
@@ -46,22 +52,23 @@ pub struct Prepared {
 /// object). Rows recorded before the first round (SXY22 Phase 1 of `two-phase`) are in the
 /// recorder from the start.
 pub struct Session {
+    ds: Arc<Dataset>,
     live: Option<Box<dyn LiveRun>>,
     rec: Recorder,
     out: Option<RunOutput>,
 }
 
 impl Session {
-    /// One more round on `fed` (the federation the session was prepared on): `true` when a
-    /// round ran, `false` once the run has stopped (its output is then [`Session::output`]).
+    /// One more round: `true` when a round ran, `false` once the run has stopped (its output
+    /// is then [`Session::output`]).
     ///
     /// # Errors
     /// The round's errors (divergence included); the session is over after one.
-    pub fn advance(&mut self, fed: &Federation) -> Result<bool> {
+    pub fn advance(&mut self) -> Result<bool> {
         let Some(live) = self.live.as_mut() else {
             return Ok(false);
         };
-        match live.advance(fed, &mut self.rec) {
+        match live.advance(&self.ds.train, &mut self.rec) {
             Ok(true) => Ok(true),
             Ok(false) => {
                 if let Some(live) = self.live.take() {
@@ -143,7 +150,7 @@ pub fn tolerance(rtol: f64, atol: f64) -> Result<Tolerance> {
 /// not fit the data, or (with `export`) an algorithm whose draws cannot be exported.
 pub fn prepare(
     params: AlgorithmParams,
-    ds: &Dataset,
+    ds: Arc<Dataset>,
     seed: u64,
     given: Randomness,
     export: bool,
@@ -160,29 +167,37 @@ pub fn prepare(
     )?;
     Ok(Prepared {
         kind: params.kind(),
+        phase2: params.phase2(&ds.train),
         params,
         alg,
         given,
         resolved,
         progress: None,
+        ds,
+        seed,
     })
 }
 
 impl Prepared {
+    /// The data the run is on.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// The run's master seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Run on the training federation of `ds`, keeping every round's models and labels when
     /// `save_iterates`.
     ///
     /// # Errors
     /// The algorithm's typed errors.
-    pub fn run(
-        &self,
-        ds: &Dataset,
-        seed: u64,
-        save_iterates: bool,
-    ) -> Result<(RunOutput, Recorder)> {
+    pub fn run(&self, save_iterates: bool) -> Result<(RunOutput, Recorder)> {
         let mut rec = Recorder::new(save_iterates);
         rec.progress = self.progress.clone();
-        let out = self.alg.run(&ds.train, seed, &mut rec)?;
+        let out = self.alg.run(&self.ds.train, self.seed, &mut rec)?;
         Ok((out, rec))
     }
 
@@ -191,13 +206,14 @@ impl Prepared {
     ///
     /// # Errors
     /// The algorithm's errors before its first round (parameters; Phase 1 for `two-phase`).
-    pub fn session(&self, ds: &Dataset, seed: u64) -> Result<Option<Session>> {
+    pub fn session(&self) -> Result<Option<Session>> {
         let mut rec = Recorder::new(true);
         rec.progress = self.progress.clone();
         Ok(self
             .alg
-            .live(&ds.train, seed, &mut rec)?
+            .live(&self.ds.train, self.seed, &mut rec)?
             .map(|live| Session {
+                ds: self.ds.clone(),
                 live: Some(live),
                 rec,
                 out: None,
@@ -221,8 +237,8 @@ impl Prepared {
 
     /// The keys this algorithm reads with the values it runs with (`eta` resolved from the
     /// default rule where unset); keys whose value is unset (`null`) are left out.
-    pub fn reference_params(&self, ds: &Dataset) -> Vec<(&'static str, Value)> {
-        let eta = self.params.phase2(&ds.train).eta;
+    pub fn reference_params(&self) -> Vec<(&'static str, Value)> {
+        let eta = self.phase2.eta;
         let keys = self.params.keys();
         crate::params::keys_of(self.kind)
             .into_iter()
@@ -238,8 +254,8 @@ impl Prepared {
 
     /// The update rule the run applies each round, for [`crate::validate::compare_under`]'s
     /// diagnosis.
-    pub fn update_rule(&self, ds: &Dataset) -> UpdateRule {
-        let p2 = self.params.phase2(&ds.train);
+    pub fn update_rule(&self) -> UpdateRule {
+        let p2 = &self.phase2;
         match self.kind.round_rule() {
             RoundRule::Phase2 => UpdateRule::Phase2 {
                 eta: p2.eta,
@@ -265,14 +281,8 @@ impl Prepared {
     /// # Errors
     /// The algorithm's errors; the candidate's shape against the reference's
     /// ([`crate::validate::compare_under`]).
-    pub fn validate(
-        &self,
-        ds: &Dataset,
-        seed: u64,
-        candidate: &Candidate<'_>,
-        tol: Tolerance,
-    ) -> Result<ValidationReport> {
-        let (_, rec) = self.run(ds, seed, true)?;
+    pub fn validate(&self, candidate: &Candidate<'_>, tol: Tolerance) -> Result<ValidationReport> {
+        let (_, rec) = self.run(true)?;
         let k = rec
             .iterates
             .first()
@@ -286,7 +296,7 @@ impl Prepared {
             iterates: &rec.iterates,
             labels: (!rec.labels.is_empty()).then_some(&rec.labels[..]),
         };
-        compare_under(&self.update_rule(ds), &reference, candidate, tol)
+        compare_under(&self.update_rule(), &reference, candidate, tol)
     }
 
     /// [`Prepared::validate`] (`Mode::Trajectory`) or [`Prepared::validate_one_step`]
@@ -297,14 +307,12 @@ impl Prepared {
     pub fn validate_as(
         &self,
         mode: Mode,
-        ds: &Dataset,
-        seed: u64,
         candidate: &Candidate<'_>,
         tol: Tolerance,
     ) -> Result<ValidationReport> {
         match mode {
-            Mode::Trajectory => self.validate(ds, seed, candidate, tol),
-            Mode::OneStep => self.validate_one_step(ds, seed, candidate, tol),
+            Mode::Trajectory => self.validate(candidate, tol),
+            Mode::OneStep => self.validate_one_step(candidate, tol),
         }
     }
 
@@ -320,8 +328,6 @@ impl Prepared {
     /// is not a function of the broadcast models; the algorithm's errors; the candidate's shape.
     pub fn validate_one_step(
         &self,
-        ds: &Dataset,
-        seed: u64,
         candidate: &Candidate<'_>,
         tol: Tolerance,
     ) -> Result<ValidationReport> {
@@ -331,13 +337,14 @@ impl Prepared {
                 reason: reason.into(),
             });
         }
-        let (out, rec) = self.run(ds, seed, true)?;
+        let (out, rec) = self.run(true)?;
+        let (ds, seed) = (&*self.ds, self.seed);
         let fed = &ds.train;
         let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
         let step = round_step(&self.params, fed, seed, &self.given, sigma, &out)?;
         let stepper = step.stepper(fed)?;
         compare_one_step(
-            &self.update_rule(ds),
+            &self.update_rule(),
             &step.start,
             (rec.iterates.len(), fed.num_clients()),
             &|t, theta| stepper.step(fed, t, theta),
@@ -351,13 +358,11 @@ impl Prepared {
     /// run's termination, communication and the algorithm's own summary.
     pub fn summary(
         &self,
-        ds: &Dataset,
-        seed: u64,
         out: &RunOutput,
         rec: &Recorder,
         prov: &Provenance,
     ) -> Map<String, Value> {
-        let p2 = self.params.phase2(&ds.train);
+        let (ds, seed, p2) = (&*self.ds, self.seed, &self.phase2);
         let mut summary = Map::new();
         summary.insert("algorithm".into(), json!(self.alg.name()));
         summary.insert("fedmix_version".into(), json!(env!("CARGO_PKG_VERSION")));

@@ -18,17 +18,18 @@ use fedmix::runner::{prepare, tolerance, Prepared};
 use fedmix::validate::{Candidate, Mode, ValidationReport};
 use nalgebra::DMatrix;
 use std::path::Path;
+use std::sync::Arc;
 
-fn golden() -> (Dataset, DMatrix<f64>) {
+fn golden() -> (Arc<Dataset>, DMatrix<f64>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
     let ds = read_dataset(&root.join("dataset")).expect("golden dataset");
     let d = ds.train.d();
     let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(d)]).unwrap();
-    (ds, DMatrix::from_vec(d, 3, t0))
+    (Arc::new(ds), DMatrix::from_vec(d, 3, t0))
 }
 
 fn prepared(
-    ds: &Dataset,
+    ds: &Arc<Dataset>,
     kind: &str,
     sets: &[(&str, &str)],
     init: Option<&DMatrix<f64>>,
@@ -46,7 +47,7 @@ fn prepared(
         }),
         ..Randomness::default()
     };
-    prepare(params, ds, 5, given, false).unwrap()
+    prepare(params, ds.clone(), 5, given, false).unwrap()
 }
 
 /// A trajectory as a candidate gives it: C-order `rounds × k × d` models, `rounds × M` labels.
@@ -68,8 +69,8 @@ impl Trajectory {
         }
     }
 
-    fn of_run(prep: &Prepared, ds: &Dataset) -> Self {
-        let (_, rec) = prep.run(ds, 5, true).unwrap();
+    fn of_run(prep: &Prepared) -> Self {
+        let (_, rec) = prep.run(true).unwrap();
         Self::new(&rec.iterates, &rec.labels)
     }
 
@@ -82,9 +83,9 @@ impl Trajectory {
     }
 }
 
-fn check(prep: &Prepared, ds: &Dataset, c: &Trajectory, mode: Mode) -> ValidationReport {
+fn check(prep: &Prepared, c: &Trajectory, mode: Mode) -> ValidationReport {
     let tol = tolerance(1e-9, 0.0).unwrap();
-    prep.validate_as(mode, ds, 5, &c.candidate(), tol).unwrap()
+    prep.validate_as(mode, &c.candidate(), tol).unwrap()
 }
 
 fn failing(r: &ValidationReport) -> Vec<usize> {
@@ -182,8 +183,8 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
     ];
     for (kind, sets, init) in cases {
         let prep = prepared(&ds, kind, sets, init.then_some(&theta0));
-        let own = Trajectory::of_run(&prep, &ds);
-        let rep = check(&prep, &ds, &own, Mode::OneStep);
+        let own = Trajectory::of_run(&prep);
+        let rep = check(&prep, &own, Mode::OneStep);
         assert!(rep.passed, "{kind} {sets:?}: {:?}", rep.summary);
         // Bit for bit: the step is the run's own round.
         assert!(
@@ -199,7 +200,7 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
             &[vec![0; ds.train.num_clients()]],
         );
         let tol = tolerance(1e-9, 0.0).unwrap();
-        match prep.validate_one_step(&ds, 5, &c.candidate(), tol) {
+        match prep.validate_one_step(&c.candidate(), tol) {
             Err(e @ FedmixError::OneStepUnsupported { .. }) => {
                 assert!(e.to_string().contains(kind), "{e}")
             }
@@ -209,7 +210,7 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
 }
 
 /// The Phase 2 round (FedAvg, s = 1, η = 0.05) of the golden case `phase2-fedavg-s1`.
-fn phase2_s1(ds: &Dataset, theta0: &DMatrix<f64>, eta: &str) -> Prepared {
+fn phase2_s1(ds: &Arc<Dataset>, theta0: &DMatrix<f64>, eta: &str) -> Prepared {
     prepared(
         ds,
         "phase2",
@@ -250,7 +251,7 @@ fn a_choice_broken_differently_fails_one_step_at_its_round_only() {
     let prep = phase2_s1(&ds, &theta0, "0.05");
     let (t, c) = (3, 4);
     let cand = one_choice_flipped(&ds, &prep, &theta0, t, c);
-    let traj = check(&prep, &ds, &cand, Mode::Trajectory);
+    let traj = check(&prep, &cand, Mode::Trajectory);
     assert_eq!(traj.first_failure, Some(t));
     assert_eq!(failing(&traj), (t..=12).collect::<Vec<_>>());
     assert_eq!(
@@ -258,7 +259,7 @@ fn a_choice_broken_differently_fails_one_step_at_its_round_only() {
         1,
         "trajectory mode diagnoses its first failure only"
     );
-    let one = check(&prep, &ds, &cand, Mode::OneStep);
+    let one = check(&prep, &cand, Mode::OneStep);
     assert_eq!(failing(&one), vec![t], "{:?}", one.summary);
     assert_eq!(one.rounds[t - 1].label_disagreements, Some(vec![c]));
     let diag = &one.failures[0].diagnosis;
@@ -278,11 +279,11 @@ fn a_choice_broken_differently_fails_one_step_at_its_round_only() {
 fn a_step_twice_the_references_fails_one_step_at_every_round_with_one_diagnosis() {
     let (ds, theta0) = golden();
     let prep = phase2_s1(&ds, &theta0, "0.05");
-    let cand = Trajectory::of_run(&phase2_s1(&ds, &theta0, "0.1"), &ds);
-    let traj = check(&prep, &ds, &cand, Mode::Trajectory);
+    let cand = Trajectory::of_run(&phase2_s1(&ds, &theta0, "0.1"));
+    let traj = check(&prep, &cand, Mode::Trajectory);
     assert_eq!(traj.first_failure, Some(1));
     assert!(traj.diagnosis.unwrap().contains("ratio 2.0000"));
-    let one = check(&prep, &ds, &cand, Mode::OneStep);
+    let one = check(&prep, &cand, Mode::OneStep);
     assert_eq!(failing(&one), (1..=12).collect::<Vec<_>>());
     for f in &one.failures {
         assert!(

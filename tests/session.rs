@@ -11,19 +11,20 @@ use fedmix::params::{AlgorithmKind, AlgorithmParams};
 use fedmix::runner::{prepare, Prepared, Provenance};
 use nalgebra::DMatrix;
 use std::path::Path;
+use std::sync::Arc;
 
 const SEED: u64 = 5;
 
-fn golden() -> (Dataset, DMatrix<f64>) {
+fn golden() -> (Arc<Dataset>, DMatrix<f64>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
     let ds = read_dataset(&root.join("dataset")).expect("golden dataset");
     let d = ds.train.d();
     let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(d)]).unwrap();
-    (ds, DMatrix::from_vec(d, 3, t0))
+    (Arc::new(ds), DMatrix::from_vec(d, 3, t0))
 }
 
 fn prepared(
-    ds: &Dataset,
+    ds: &Arc<Dataset>,
     kind: &str,
     sets: &[(&str, &str)],
     init: Option<DMatrix<f64>>,
@@ -41,7 +42,7 @@ fn prepared(
         }),
         ..Randomness::default()
     };
-    prepare(params, ds, SEED, given, false).unwrap()
+    prepare(params, ds.clone(), SEED, given, false).unwrap()
 }
 
 fn bits(m: &DMatrix<f64>) -> (usize, usize, Vec<u64>) {
@@ -54,15 +55,15 @@ fn bits(m: &DMatrix<f64>) -> (usize, usize, Vec<u64>) {
 
 /// Step `prep` to its end, checking the state after every round against the recorder, then
 /// compare everything with `prep.run`.
-fn stepped_equals_run(ds: &Dataset, prep: &Prepared, name: &str) {
-    let (out, rec) = prep.run(ds, SEED, true).unwrap();
+fn stepped_equals_run(prep: &Prepared, name: &str) {
+    let (out, rec) = prep.run(true).unwrap();
     let mut s = prep
-        .session(ds, SEED)
+        .session()
         .unwrap()
         .unwrap_or_else(|| panic!("{name}: no session"));
     let before = s.recorder().rows.len();
     let mut rounds = 0;
-    while s.advance(&ds.train).unwrap() {
+    while s.advance().unwrap() {
         rounds += 1;
         // Between rounds: the live state is the round just recorded.
         let r = s.recorder();
@@ -81,10 +82,7 @@ fn stepped_equals_run(ds: &Dataset, prep: &Prepared, name: &str) {
         assert_eq!(r.rows.len(), before + rounds, "{name}: one row per round");
     }
     assert!(rounds > 0, "{name}: no round ran");
-    assert!(
-        !s.advance(&ds.train).unwrap(),
-        "{name}: nothing runs after the stop"
-    );
+    assert!(!s.advance().unwrap(), "{name}: nothing runs after the stop");
     let sr = s.recorder();
     let json = |v: &dyn Text| v.text();
     assert_eq!(json(&sr.rows), json(&rec.rows), "{name}: trace");
@@ -100,8 +98,8 @@ fn stepped_equals_run(ds: &Dataset, prep: &Prepared, name: &str) {
     assert_eq!(so.termination, out.termination, "{name}");
     let prov = Provenance::default();
     assert_eq!(
-        prep.summary(ds, SEED, so, sr, &prov),
-        prep.summary(ds, SEED, &out, &rec, &prov),
+        prep.summary(so, sr, &prov),
+        prep.summary(&out, &rec, &prov),
         "{name}: summary"
     );
 }
@@ -154,7 +152,7 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
     ];
     for (kind, sets, init) in cases {
         let prep = prepared(&ds, kind, &sets, init);
-        stepped_equals_run(&ds, &prep, &format!("{kind} {sets:?}"));
+        stepped_equals_run(&prep, &format!("{kind} {sets:?}"));
     }
 }
 
@@ -168,7 +166,7 @@ fn two_phase_records_phase1_before_its_first_round() {
         ("rounds", "3"),
     ];
     let prep = prepared(&ds, "two-phase", &sets, None);
-    let s = prep.session(&ds, SEED).unwrap().expect("live");
+    let s = prep.session().unwrap().expect("live");
     let rows = &s.recorder().rows;
     assert!(!rows.is_empty(), "Phase 1 rows are recorded at the start");
     assert!(rows.iter().all(|r| r.phase.as_str() == "phase1"));
@@ -186,6 +184,6 @@ fn algorithms_that_run_only_to_completion_have_no_session() {
         ("ifca-official", None),
     ] {
         let prep = prepared(&ds, kind, &[], init);
-        assert!(prep.session(&ds, SEED).unwrap().is_none(), "{kind}");
+        assert!(prep.session().unwrap().is_none(), "{kind}");
     }
 }

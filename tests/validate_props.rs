@@ -79,9 +79,7 @@ fn keys(kind: AlgorithmKind, rounds: usize) -> Vec<(String, String)> {
 
 /// The reference run and its own trajectory as a candidate would write it.
 struct Trajectory {
-    ds: Dataset,
     prep: Prepared,
-    seed: u64,
     /// C order `rounds × K_max × d`, NaN-padded.
     iterates: Vec<f64>,
     shape: [usize; 3],
@@ -107,8 +105,15 @@ fn reference(kind: AlgorithmKind, shape: Shape) -> Option<Trajectory> {
         .collect();
     let ds = Dataset::from(generate_named("sxy-balanced", seed, &sets).ok()?);
     let params = AlgorithmParams::from_sources(kind, None, &keys(kind, rounds)).ok()?;
-    let prep = prepare(params, &ds, seed, Randomness::default(), false).ok()?;
-    let (_, rec) = prep.run(&ds, seed, true).ok()?;
+    let prep = prepare(
+        params,
+        std::sync::Arc::new(ds),
+        seed,
+        Randomness::default(),
+        false,
+    )
+    .ok()?;
+    let (_, rec) = prep.run(true).ok()?;
     let k_max = rec.iterates.iter().map(|m| m.ncols()).max()?;
     let iterates: Vec<f64> = rec
         .iterates
@@ -138,9 +143,7 @@ fn reference(kind: AlgorithmKind, shape: Shape) -> Option<Trajectory> {
     Some(Trajectory {
         shape: [rec.iterates.len(), k_max, d],
         models: rec.iterates.iter().map(|m| m.ncols()).collect(),
-        ds,
         prep,
-        seed,
         iterates,
         labels,
     })
@@ -148,14 +151,14 @@ fn reference(kind: AlgorithmKind, shape: Shape) -> Option<Trajectory> {
 
 impl Trajectory {
     fn validate(&self, iterates: &[f64], labels: &[i64], tol: Tolerance) -> ValidationReport {
-        let m = self.ds.train.num_clients();
+        let m = self.prep.dataset().train.num_clients();
         let candidate = Candidate {
             iterates,
             shape: &self.shape,
             labels: Some((labels, &[self.shape[0], m])),
         };
         self.prep
-            .validate(&self.ds, self.seed, &candidate, tol)
+            .validate(&candidate, tol)
             .expect("the candidate has the reference's shape")
     }
 
@@ -234,7 +237,7 @@ fn check(kind: AlgorithmKind, shape: Shape, picks: [Index; 8]) -> Result<(), Tes
     prop_assert_eq!((r.worst_model, r.worst_coordinate), (j, c));
     prop_assert!(r.bad_entry.is_none() && r.max_abs_deviation > 0.0);
     // One label changed to another valid one (another model of the round, or -1).
-    let m = traj.ds.train.num_clients();
+    let m = traj.prep.dataset().train.num_clients();
     let t = picks[5].index(rounds);
     let client = picks[6].index(m);
     let was = traj.labels[t * m + client];

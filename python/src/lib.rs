@@ -27,6 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 create_exception!(
     fedmix,
@@ -184,7 +185,7 @@ fn label_i64(l: usize) -> i64 {
 /// directory it was read from, if any.
 #[pyclass(module = "fedmix._native", name = "NativeFederation", frozen)]
 struct NativeFederation {
-    ds: Dataset,
+    ds: Arc<Dataset>,
     data_dir: Option<String>,
 }
 
@@ -279,7 +280,10 @@ fn generate(
             })
         })
         .map_err(|f| to_py(py, f))?;
-    Ok(NativeFederation { ds, data_dir: None })
+    Ok(NativeFederation {
+        ds: Arc::new(ds),
+        data_dir: None,
+    })
 }
 
 /// Read a dataset directory (`fedmix run --data`).
@@ -289,7 +293,7 @@ fn load(py: Python<'_>, path: String) -> PyResult<NativeFederation> {
         .detach(|| guarded(|| Ok(read_dataset(Path::new(&path))?)))
         .map_err(|f| to_py(py, f))?;
     Ok(NativeFederation {
-        ds,
+        ds: Arc::new(ds),
         data_dir: Some(path),
     })
 }
@@ -353,7 +357,7 @@ fn parameters() -> Vec<(&'static str, &'static str)> {
 /// the initial models (as `--init`), then `runner::prepare`.
 fn prepared(
     algorithm: &str,
-    ds: &Dataset,
+    ds: &Arc<Dataset>,
     seed: u64,
     sets: &[(String, String)],
     init: Option<&(Vec<usize>, Vec<f64>)>,
@@ -370,7 +374,7 @@ fn prepared(
         },
         ..Randomness::default()
     };
-    prepare(params, ds, seed, given, false)
+    prepare(params, ds.clone(), seed, given, false)
 }
 
 /// The trace as columns (`trace.csv`'s, same names and order).
@@ -493,14 +497,14 @@ fn run<'py>(
             guarded(|| {
                 let started = std::time::Instant::now();
                 let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
-                let (out, rec) = prep.run(ds, seed, save_iterates)?;
+                let (out, rec) = prep.run(save_iterates)?;
                 let prov = Provenance {
                     data_dir,
                     init_file: init.as_ref().map(|_| INIT_SOURCE.to_string()),
                     exported: None,
                     wall_time_seconds: Some(started.elapsed().as_secs_f64()),
                 };
-                let summary = prep.summary(ds, seed, &out, &rec, &prov);
+                let summary = prep.summary(&out, &rec, &prov);
                 let text = serde_json::to_string(&serde_json::Value::Object(summary))
                     .map_err(|e| Failure::Panic(format!("summary is not JSON: {e}")))?;
                 Ok((out, rec, text))
@@ -573,15 +577,14 @@ fn result_dict<'py>(
 }
 
 /// A run stepped round by round ([`fedmix::runner::Session`]): the Python `Session` of an
-/// algorithm whose rounds are one executor loop. It holds the federation it runs on, the
-/// prepared algorithm and the live run; each [`NativeSession::next_row`] returns the next
+/// algorithm whose rounds are one executor loop. It holds the prepared run (its data and seed)
+/// and the live run; each [`NativeSession::next_row`] returns the next
 /// trace row, running one more round when every recorded row has been returned.
 #[pyclass(module = "fedmix._native", name = "NativeSession", unsendable)]
 struct NativeSession {
-    federation: Py<NativeFederation>,
     prep: fedmix::runner::Prepared,
     session: fedmix::runner::Session,
-    seed: u64,
+    data_dir: Option<String>,
     init_given: bool,
     /// Rows returned so far.
     returned: usize,
@@ -626,9 +629,8 @@ impl NativeSession {
     /// over. A round's error is raised once; the session is over after it.
     fn next_row<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         if self.returned == self.session.recorder().rows.len() && self.failed.is_none() {
-            let fed = self.federation.get();
             let session = &mut self.session;
-            let stepped = guarded(|| Ok(session.advance(&fed.ds.train)?));
+            let stepped = guarded(|| Ok(session.advance()?));
             if let Err(f) = stepped {
                 let err = to_py(py, f);
                 self.failed = Some(failure(py, &err));
@@ -681,9 +683,8 @@ impl NativeSession {
     /// still returned by `next_row` afterwards). Raises the run's error if it failed.
     fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         while self.failed.is_none() && self.session.output().is_none() {
-            let fed = self.federation.get();
             let session = &mut self.session;
-            let stepped = guarded(|| Ok(session.advance(&fed.ds.train)?));
+            let stepped = guarded(|| Ok(session.advance()?));
             if let Err(f) = stepped {
                 let err = to_py(py, f);
                 self.failed = Some(failure(py, &err));
@@ -695,19 +696,18 @@ impl NativeSession {
             let _ = err.value(py).setattr("kind", kind.as_str());
             return Err(err);
         }
-        let fed = self.federation.get();
-        let (ds, rec) = (&fed.ds, self.session.recorder());
+        let (ds, rec) = (self.prep.dataset(), self.session.recorder());
         let out = self
             .session
             .output()
             .ok_or_else(|| InternalError::new_err("a stopped session without output"))?;
         let prov = Provenance {
-            data_dir: fed.data_dir.clone(),
+            data_dir: self.data_dir.clone(),
             init_file: self.init_given.then(|| INIT_SOURCE.to_string()),
             exported: None,
             wall_time_seconds: Some(self.started.elapsed().as_secs_f64()),
         };
-        let summary = self.prep.summary(ds, self.seed, out, rec, &prov);
+        let summary = self.prep.summary(out, rec, &prov);
         let text = serde_json::to_string(&serde_json::Value::Object(summary))
             .map_err(|e| InternalError::new_err(format!("summary is not JSON: {e}")))?;
         result_dict(py, ds, out, rec, text)
@@ -728,18 +728,17 @@ fn session<'py>(
 ) -> PyResult<Option<NativeSession>> {
     let init = init.as_ref().map(flat);
     let started = std::time::Instant::now();
-    let ds = &federation.get().ds;
+    let fed = federation.get();
     let made = guarded(|| {
-        let prep = prepared(&algorithm, ds, seed, &sets, init.as_ref())?;
-        let session = prep.session(ds, seed)?;
+        let prep = prepared(&algorithm, &fed.ds, seed, &sets, init.as_ref())?;
+        let session = prep.session()?;
         Ok(session.map(|s| (prep, s)))
     })
     .map_err(|f| to_py(py, f))?;
     Ok(made.map(|(prep, session)| NativeSession {
-        federation: federation.clone_ref(py),
         prep,
         session,
-        seed,
+        data_dir: fed.data_dir.clone(),
         init_given: init.is_some(),
         returned: 0,
         failed: None,
@@ -801,8 +800,6 @@ fn validate<'py>(
                 };
                 let report = prep.validate_as(
                     mode,
-                    ds,
-                    seed,
                     &Candidate {
                         iterates: &cand,
                         shape: &shape,
@@ -810,7 +807,7 @@ fn validate<'py>(
                     },
                     tol,
                 )?;
-                let params: Vec<(&str, serde_json::Value)> = prep.reference_params(ds);
+                let params: Vec<(&str, serde_json::Value)> = prep.reference_params();
                 let report = serde_json::to_string(&report)
                     .map_err(|e| Failure::Panic(format!("report is not JSON: {e}")))?;
                 let params = serde_json::to_string(&params)
