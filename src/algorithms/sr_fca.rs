@@ -479,12 +479,8 @@ impl SrfcaRounds {
         let members = recluster(&s.local, lw.as_ref(), &trained, &s.clusters);
         let (next, models) = merge(&members, &trained, lw.as_ref(), lambda, p.size);
         let step = s.refined + 1;
-        no_cluster_error(
-            &next,
-            &format!("MERGE of REFINE step {step}"),
-            p.size,
-            lambda,
-        )?;
+        let stage = format!("MERGE of REFINE step {step}");
+        no_cluster_error(&next, &stage, p.size, lambda)?;
         let comm = match p.dist {
             SrfcaDist::L2 => Comm::default(),
             SrfcaDist::CrossLoss => {
@@ -517,21 +513,14 @@ impl SrfcaRounds {
         termination: Termination,
     ) -> (RunOutput, SrfcaReport) {
         let m = fed.num_clients();
-        let SrfcaState {
-            theta: omega,
-            clusters,
-            local,
-            mut report,
-            ..
-        } = s;
-        let labels = labels_of(m, &clusters);
+        let (omega, clusters, labels, mut report) = (s.theta, s.clusters, s.labels, s.report);
         report.unassigned_ids = (0..m).filter(|&i| labels[i] == UNASSIGNED).collect();
-        let lw = (self.p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
-        let served = serve(&local, lw.as_ref(), &omega, &clusters, labels);
         let strict = fed.labels().and_then(|truth| {
-            let est = crate::metrics::as_options(&labels_of(m, &clusters));
+            let est = crate::metrics::as_options(&labels);
             metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
         });
+        let lw = (self.p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
+        let served = serve(&s.local, lw.as_ref(), &omega, &clusters, labels);
         let sr_fca = SrfcaSummary {
             params: self.p,
             clusters_found: clusters.len(),
