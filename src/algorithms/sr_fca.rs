@@ -39,6 +39,10 @@
 //!   RECLUSTER rule) in the output labels, and are counted (`unassigned_clients`, ids, and a
 //!   misclustering rate that counts them as errors).
 //!
+//! The rounds run on the round executor ([`SrfcaRounds`]): ONE_SHOT is their start, and each
+//! trace row of REFINE is one round — a TrimmedMeanGD step, or RECLUSTER + MERGE — so the
+//! driver records every row and checks every TrimmedMeanGD iterate.
+//!
 //! Limitation, measured (`examples/baselines_table.rs`, `docs/baselines.md`): when `n_i ≪ d`
 //! (`srfca-linear`: n_i = 100, d = 1000) the local models do not separate pairwise — their
 //! distances are dominated by each client's ‖P_i θ*‖ — so no λ gives ONE_SHOT one pure
@@ -57,6 +61,8 @@ use crate::params::{SrfcaConfig, SrfcaDist};
 
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::executor::{record_round, Executor, RoundSolver, RoundState};
+use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Phase, Recorder};
 pub use crate::engine::summary::SrfcaReport;
 use crate::engine::summary::{RunSummary, SrfcaSummary};
@@ -240,43 +246,6 @@ pub fn threshold(d: &DMatrix<f64>, lambda: Option<f64>, q: f64) -> Option<f64> {
     Some(v[idx])
 }
 
-/// TrimmedMeanGD (Algorithm 3) for all clusters in parallel, recording one row per step.
-fn trimmed_mean_gd(
-    fed: &Federation,
-    clusters: &[Vec<usize>],
-    p: &SrfcaParams,
-    rec: &mut Recorder,
-) -> Result<DMatrix<f64>> {
-    let d = fed.d();
-    let mut omega = DMatrix::zeros(d, clusters.len());
-    let labels = labels_of(fed.num_clients(), clusters);
-    let active: u64 = clusters.iter().map(|c| c.len() as u64).sum();
-    for _ in 0..p.refine_rounds {
-        for (c, members) in clusters.iter().enumerate() {
-            let w = omega.column(c).clone_owned();
-            let mut grads = DMatrix::zeros(d, members.len());
-            for (col, &i) in members.iter().enumerate() {
-                grads.set_column(col, &client_gradient(fed, i, &w));
-            }
-            let g = trimmed_mean(&grads, p.beta)?;
-            omega.set_column(c, &project_ball(w - g * p.eta, p.diameter));
-        }
-        crate::engine::executor::check_finite_iterate(
-            &omega,
-            "SR-FCA TrimmedMeanGD",
-            rec.rows.len() + 1,
-        )?;
-        rec.model_round(
-            fed,
-            Phase::Phase2,
-            &omega,
-            Some(&labels),
-            Comm::broadcast_and_upload(active, d as u64, d as u64),
-        );
-    }
-    Ok(omega)
-}
-
 /// SR-FCA (`sr-fca`).
 #[derive(Clone, Debug)]
 pub struct SrFca {
@@ -285,113 +254,49 @@ pub struct SrFca {
 }
 
 impl SrFca {
-    /// Run and return the report alongside the output.
+    /// The rounds of this run on `fed`: the parameters resolved against the data.
     ///
     /// # Errors
-    /// Parameter errors; [`FedmixError::NoClustersFormed`] when a stage leaves no cluster.
+    /// The parameters' checks ([`SrfcaParams::resolve`]).
+    pub fn rounds(&self, fed: &Federation) -> Result<SrfcaRounds> {
+        Ok(SrfcaRounds {
+            p: SrfcaParams::resolve(&self.params, fed)?,
+        })
+    }
+
+    /// Run and return the report alongside the output: ONE_SHOT ([`SrfcaRounds`]' start,
+    /// recorded as a Phase 1 row), then REFINE's rows on the [`Executor`].
+    ///
+    /// # Errors
+    /// Parameter errors; [`FedmixError::NoClustersFormed`] when a stage leaves no cluster;
+    /// [`FedmixError::Divergence`] naming the trace row of a non-finite TrimmedMeanGD iterate.
     pub fn run_detailed(
         &self,
         fed: &Federation,
         rec: &mut Recorder,
     ) -> Result<(RunOutput, SrfcaReport)> {
-        let p = SrfcaParams::resolve(&self.params, fed)?;
-        let (m, d) = (fed.num_clients(), fed.d());
-        let w = one_shot_models(fed, &p)?;
-        let (dmat, client_losses) = pairwise(fed, &w, p.dist);
-        let local = Locals {
-            w: &w,
-            losses: client_losses.as_ref(),
-        };
-        let lambda = threshold(&dmat, p.lambda, p.lambda_quantile).unwrap_or(f64::INFINITY);
-        let mut clusters: Vec<Vec<usize>> = components(m, |a, b| dmat[(a, b)] <= lambda)
-            .into_iter()
-            .filter(|c| c.len() >= p.size)
-            .collect();
-        no_cluster_error(&clusters, "ONE_SHOT", p.size, lambda)?;
-        let mut one_shot_comm = Comm::broadcast_and_upload(m as u64, d as u64, d as u64);
-        if p.dist == SrfcaDist::CrossLoss {
-            let all_models = Comm::broadcast_and_upload(m as u64, (m * d) as u64, m as u64);
-            one_shot_comm = one_shot_comm.merge(all_models);
-        }
-        // The ONE_SHOT row reports each cluster's mean local model (there is no cluster model yet).
-        let centroids = DMatrix::from_fn(d, clusters.len(), |r, c| {
-            clusters[c].iter().map(|&i| w[(r, i)]).sum::<f64>() / clusters[c].len() as f64
-        });
-        let labels = labels_of(m, &clusters);
-        rec.model_round(fed, Phase::Phase1, &centroids, Some(&labels), one_shot_comm);
-        let mut report = SrfcaReport {
-            lambda,
-            lambda_from_quantile: p.lambda.is_none(),
-            clusters_per_stage: vec![clusters.len()],
-            unassigned_per_stage: vec![unassigned_count(m, &clusters)],
-            unassigned_ids: Vec::new(),
-        };
-        let mut omega = centroids;
-        for step in 1..=p.refine_steps {
-            let trained = trimmed_mean_gd(fed, &clusters, &p, rec)?;
-            let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &trained));
-            let members = recluster(&local, lw.as_ref(), &trained, &clusters);
-            let (next, models) = merge(&members, &trained, lw.as_ref(), lambda, p.size);
-            no_cluster_error(
-                &next,
-                &format!("MERGE of REFINE step {step}"),
-                p.size,
-                lambda,
-            )?;
-            let comm = match p.dist {
-                SrfcaDist::L2 => Comm::default(),
-                SrfcaDist::CrossLoss => {
-                    let k = trained.ncols() as u64;
-                    Comm::broadcast_and_upload(m as u64, k * d as u64, k)
-                }
-            };
-            rec.model_round(
-                fed,
-                Phase::Phase2,
-                &models,
-                Some(&labels_of(m, &next)),
-                comm,
-            );
-            clusters = next;
-            omega = models;
-            report.clusters_per_stage.push(clusters.len());
-            report
-                .unassigned_per_stage
-                .push(unassigned_count(m, &clusters));
-        }
-        let labels = labels_of(m, &clusters);
-        report.unassigned_ids = (0..m).filter(|&i| labels[i] == UNASSIGNED).collect();
-        let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
-        let served = serve(&local, lw.as_ref(), &omega, &clusters, labels);
-        let strict = fed.labels().and_then(|truth| {
-            let est = crate::metrics::as_options(&labels_of(m, &clusters));
-            metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
-        });
-        let sr_fca = SrfcaSummary {
-            params: p,
-            clusters_found: clusters.len(),
-            unassigned_clients: report.unassigned_ids.len(),
-            report: report.clone(),
-            misclustering_unassigned_as_errors: strict,
-            output_labels: "unassigned clients are served the model minimising dist",
-        };
-        let out = RunOutput {
-            theta_hat: omega,
-            labels: served,
-            termination: Termination::Completed,
-            summary: RunSummary::SrFca { sr_fca },
-        };
-        Ok((out, report))
+        let rounds = self.rounds(fed)?;
+        // No budget: the rounds stop on their own after R REFINE rounds (`terminate`).
+        let ex = Executor::new(fed, &rounds, usize::MAX);
+        let mut start = ex.init(0, &Randomness::default())?;
+        record_round(fed, Phase::Phase1, &start, rec);
+        // Rounds are the recorder's rows, so that a divergence names the trace row.
+        start.round = rec.rows.len();
+        let done = ex.run_from(start, rec)?;
+        Ok(rounds.finish(fed, done.state, done.termination))
     }
 }
 
 /// The clients' ONE_SHOT models and, for the cross-loss, `F_j(w_i)` at `(j, i)`.
-struct Locals<'a> {
-    w: &'a DMatrix<f64>,
-    losses: Option<&'a DMatrix<f64>>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalModels {
+    /// ONE_SHOT's local models `w_i` (`d × M`).
+    pub w: DMatrix<f64>,
+    /// `F_j(w_i)` at `(j, i)` (`M × M`), for the cross-loss only.
+    pub losses: Option<DMatrix<f64>>,
 }
 
-impl Locals<'_> {
+impl LocalModels {
     /// `dist(w_i, ω_c)`: `‖w_i − ω_c‖`, or `½(f_i(ω_c) + f_c(w_i))` with `f_c` the mean loss of
     /// `members` (`lw[(i, c)] = F_i(ω_c)`).
     fn to_model(
@@ -402,10 +307,235 @@ impl Locals<'_> {
         i: usize,
         c: usize,
     ) -> f64 {
-        match (lw, self.losses) {
+        match (lw, self.losses.as_ref()) {
             (Some(lw), Some(lc)) => 0.5 * (lw[(i, c)] + mean_loss(lc, members, i)),
             _ => (self.w.column(i) - models.column(c)).norm(),
         }
+    }
+}
+
+/// SR-FCA's state after one trace row: ONE_SHOT's (the start), a TrimmedMeanGD step's, or a
+/// RECLUSTER + MERGE's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SrfcaState {
+    /// Trace rows so far (ONE_SHOT's row is the first).
+    pub round: usize,
+    /// The row's models: each cluster's mean local model after ONE_SHOT, `ω_{c,t}` after
+    /// TrimmedMeanGD step `t`, the merged models after MERGE (`d × K̂`).
+    pub theta: DMatrix<f64>,
+    /// Every client's cluster in `clusters`, [`UNASSIGNED`] for the others.
+    pub labels: Vec<usize>,
+    /// Communication of the row.
+    pub comm: Comm,
+    /// The clusters REFINE trains (client ids, in model order): ONE_SHOT's, then each MERGE's.
+    pub clusters: Vec<Vec<usize>>,
+    /// REFINE rounds completed.
+    pub refined: usize,
+    /// TrimmedMeanGD steps done in the current REFINE round (`theta` is their last iterate when
+    /// positive).
+    pub gd_steps: usize,
+    /// ONE_SHOT's local models, which RECLUSTER and the final labels measure against.
+    pub local: LocalModels,
+    /// λ and the clusters and unassigned clients after each stage so far.
+    pub report: SrfcaReport,
+}
+
+impl RoundState for SrfcaState {
+    fn round(&self) -> usize {
+        self.round
+    }
+    fn models(&self) -> &DMatrix<f64> {
+        &self.theta
+    }
+    fn labels(&self) -> Option<&[usize]> {
+        Some(&self.labels)
+    }
+    fn comm(&self) -> Comm {
+        self.comm
+    }
+    /// Only TrimmedMeanGD iterates are checked: a MERGE row's models are averages of the checked
+    /// iterates of its REFINE round, and SR-FCA has never checked them.
+    fn finiteness_checked(&self) -> bool {
+        self.gd_steps > 0
+    }
+}
+
+/// SR-FCA's rounds ([`RoundSolver`]) for one run: the start is ONE_SHOT (Algorithm 1), each
+/// round one trace row of REFINE — a TrimmedMeanGD step (Algorithm 3) for every cluster, or,
+/// after `T` of them, RECLUSTER (Algorithm 2) + MERGE (Algorithm 4) — until `R` REFINE rounds.
+///
+/// Decision: a round is a trace row, not a whole REFINE round, because SR-FCA's trace records
+/// every TrimmedMeanGD step and the driver records and checks one row per round.
+#[derive(Clone, Debug)]
+pub struct SrfcaRounds {
+    p: SrfcaParams,
+}
+
+impl RoundSolver for SrfcaRounds {
+    type State = SrfcaState;
+
+    fn name(&self) -> &'static str {
+        "SR-FCA TrimmedMeanGD"
+    }
+
+    /// ONE_SHOT (Algorithm 1): local models, the threshold λ, the components with at least `t`
+    /// clients.
+    fn init(&self, fed: &Federation, _seed: u64, _given: &Randomness) -> Result<SrfcaState> {
+        let p = &self.p;
+        let (m, d) = (fed.num_clients(), fed.d());
+        let w = one_shot_models(fed, p)?;
+        let (dmat, losses) = pairwise(fed, &w, p.dist);
+        let lambda = threshold(&dmat, p.lambda, p.lambda_quantile).unwrap_or(f64::INFINITY);
+        let clusters: Vec<Vec<usize>> = components(m, |a, b| dmat[(a, b)] <= lambda)
+            .into_iter()
+            .filter(|c| c.len() >= p.size)
+            .collect();
+        no_cluster_error(&clusters, "ONE_SHOT", p.size, lambda)?;
+        let mut comm = Comm::broadcast_and_upload(m as u64, d as u64, d as u64);
+        if p.dist == SrfcaDist::CrossLoss {
+            let all_models = Comm::broadcast_and_upload(m as u64, (m * d) as u64, m as u64);
+            comm = comm.merge(all_models);
+        }
+        // The ONE_SHOT row reports each cluster's mean local model (there is no cluster model yet).
+        let centroids = DMatrix::from_fn(d, clusters.len(), |r, c| {
+            clusters[c].iter().map(|&i| w[(r, i)]).sum::<f64>() / clusters[c].len() as f64
+        });
+        let report = SrfcaReport {
+            lambda,
+            lambda_from_quantile: p.lambda.is_none(),
+            clusters_per_stage: vec![clusters.len()],
+            unassigned_per_stage: vec![unassigned_count(m, &clusters)],
+            unassigned_ids: Vec::new(),
+        };
+        Ok(SrfcaState {
+            round: 1,
+            theta: centroids,
+            labels: labels_of(m, &clusters),
+            comm,
+            clusters,
+            refined: 0,
+            gd_steps: 0,
+            local: LocalModels { w, losses },
+            report,
+        })
+    }
+
+    /// The next TrimmedMeanGD step of the current REFINE round, or its RECLUSTER + MERGE once
+    /// its `T` steps are done.
+    fn next_round(&self, fed: &Federation, s: SrfcaState) -> Result<SrfcaState> {
+        if s.gd_steps < self.p.refine_rounds {
+            self.trimmed_mean_gd_step(fed, s)
+        } else {
+            self.recluster_and_merge(fed, s)
+        }
+    }
+
+    /// Completed after `R` REFINE rounds.
+    fn terminate(&self, s: &SrfcaState) -> Option<Termination> {
+        (s.refined >= self.p.refine_steps).then_some(Termination::Completed)
+    }
+}
+
+impl SrfcaRounds {
+    /// One TrimmedMeanGD step (Algorithm 3) for every cluster, from `ω_{c,0} = w₀ = 0` at a
+    /// REFINE round's first step: `ω_c ← proj_W(ω_c − η TrMean_β({∇f_i(ω_c)}_{i∈S_c}))`.
+    fn trimmed_mean_gd_step(&self, fed: &Federation, s: SrfcaState) -> Result<SrfcaState> {
+        let (p, d) = (&self.p, fed.d());
+        let mut omega = if s.gd_steps == 0 {
+            DMatrix::zeros(d, s.clusters.len())
+        } else {
+            s.theta
+        };
+        for (c, members) in s.clusters.iter().enumerate() {
+            let w = omega.column(c).clone_owned();
+            let mut grads = DMatrix::zeros(d, members.len());
+            for (col, &i) in members.iter().enumerate() {
+                grads.set_column(col, &client_gradient(fed, i, &w));
+            }
+            let g = trimmed_mean(&grads, p.beta)?;
+            omega.set_column(c, &project_ball(w - g * p.eta, p.diameter));
+        }
+        let active: u64 = s.clusters.iter().map(|c| c.len() as u64).sum();
+        Ok(SrfcaState {
+            round: s.round + 1,
+            theta: omega,
+            comm: Comm::broadcast_and_upload(active, d as u64, d as u64),
+            gd_steps: s.gd_steps + 1,
+            ..s
+        })
+    }
+
+    /// RECLUSTER (Algorithm 2) of every client against the trained models, then MERGE
+    /// (Algorithm 4); the REFINE round ends.
+    fn recluster_and_merge(&self, fed: &Federation, s: SrfcaState) -> Result<SrfcaState> {
+        let (p, m, d) = (&self.p, fed.num_clients(), fed.d());
+        let trained = if s.gd_steps == 0 {
+            DMatrix::zeros(d, s.clusters.len())
+        } else {
+            s.theta
+        };
+        let lambda = s.report.lambda;
+        let lw = (p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &trained));
+        let members = recluster(&s.local, lw.as_ref(), &trained, &s.clusters);
+        let (next, models) = merge(&members, &trained, lw.as_ref(), lambda, p.size);
+        let step = s.refined + 1;
+        let stage = format!("MERGE of REFINE step {step}");
+        no_cluster_error(&next, &stage, p.size, lambda)?;
+        let comm = match p.dist {
+            SrfcaDist::L2 => Comm::default(),
+            SrfcaDist::CrossLoss => {
+                let k = trained.ncols() as u64;
+                Comm::broadcast_and_upload(m as u64, k * d as u64, k)
+            }
+        };
+        let mut report = s.report;
+        report.clusters_per_stage.push(next.len());
+        report.unassigned_per_stage.push(unassigned_count(m, &next));
+        Ok(SrfcaState {
+            round: s.round + 1,
+            theta: models,
+            labels: labels_of(m, &next),
+            comm,
+            clusters: next,
+            refined: step,
+            gd_steps: 0,
+            local: s.local,
+            report,
+        })
+    }
+
+    /// The output of the run ending in `s`: its models, the clients' labels (unassigned clients
+    /// served the model minimising `dist`), the summary and the report.
+    fn finish(
+        self,
+        fed: &Federation,
+        s: SrfcaState,
+        termination: Termination,
+    ) -> (RunOutput, SrfcaReport) {
+        let m = fed.num_clients();
+        let (omega, clusters, labels, mut report) = (s.theta, s.clusters, s.labels, s.report);
+        report.unassigned_ids = (0..m).filter(|&i| labels[i] == UNASSIGNED).collect();
+        let strict = fed.labels().and_then(|truth| {
+            let est = crate::metrics::as_options(&labels);
+            metrics::majority_misclustering(&est, truth, &fed.sizes(), clusters.len()).ok()
+        });
+        let lw = (self.p.dist == SrfcaDist::CrossLoss).then(|| loss_matrix(fed, &omega));
+        let served = serve(&s.local, lw.as_ref(), &omega, &clusters, labels);
+        let sr_fca = SrfcaSummary {
+            params: self.p,
+            clusters_found: clusters.len(),
+            unassigned_clients: report.unassigned_ids.len(),
+            report: report.clone(),
+            misclustering_unassigned_as_errors: strict,
+            output_labels: "unassigned clients are served the model minimising dist",
+        };
+        let out = RunOutput {
+            theta_hat: omega,
+            labels: served,
+            termination,
+            summary: RunSummary::SrFca { sr_fca },
+        };
+        (out, report)
     }
 }
 
@@ -413,7 +543,7 @@ impl Locals<'_> {
 /// `clusters` (the clients that trained each model) define the cross-loss `f_c`. Returns the
 /// members of each model (possibly empty).
 fn recluster(
-    local: &Locals<'_>,
+    local: &LocalModels,
     lw: Option<&DMatrix<f64>>,
     trained: &DMatrix<f64>,
     clusters: &[Vec<usize>],
@@ -475,7 +605,7 @@ fn merge(
 /// Output labels: members keep their cluster; an unassigned client is served the model
 /// minimising `dist` (the RECLUSTER rule).
 fn serve(
-    local: &Locals<'_>,
+    local: &LocalModels,
     lw: Option<&DMatrix<f64>>,
     models: &DMatrix<f64>,
     clusters: &[Vec<usize>],
@@ -576,6 +706,68 @@ mod tests {
         assert!((p.norm() - 2.0).abs() < 1e-15 && (p[0] / p[1] - 0.75).abs() < 1e-15);
         assert_eq!(project_ball(v.clone(), Some(20.0)), v);
         assert_eq!(project_ball(v.clone(), None), v);
+    }
+
+    /// `sxy-balanced` with d = 5, M = 24, n_i = 30 and λ from a low quantile: ONE_SHOT leaves
+    /// clients unassigned, which the first RECLUSTER takes in.
+    fn small_run() -> (Federation, SrFca) {
+        use crate::params::ParamGuard;
+        let fed = crate::synthetic::train_federation(
+            "sxy-balanced",
+            3,
+            &[("d", "5"), ("clients", "24"), ("samples", "30")],
+        );
+        let params = SrfcaConfig {
+            refine_rounds: 4,
+            refine_steps: 2,
+            lambda_quantile: 0.05,
+            ..SrfcaConfig::default()
+        };
+        let alg = SrFca {
+            params: params.check().expect("in range"),
+        };
+        (fed, alg)
+    }
+
+    /// On the executor the trace is ONE_SHOT's Phase 1 row, then per REFINE round `T`
+    /// TrimmedMeanGD rows and one RECLUSTER + MERGE row (Algorithms 1–4); the rounds stop on their
+    /// own (`Completed`) after `R` REFINE rounds.
+    #[test]
+    fn the_trace_is_one_shot_then_t_steps_and_a_merge_per_refine_round() {
+        let (fed, alg) = small_run();
+        let mut rec = Recorder::quiet();
+        let (out, report) = alg.run_detailed(&fed, &mut rec).unwrap();
+        assert_eq!(out.termination, Termination::Completed);
+        assert_eq!(rec.rows.len(), 1 + 2 * (4 + 1));
+        assert_eq!(rec.rows[0].phase, Phase::Phase1);
+        assert!(rec.rows[1..].iter().all(|r| r.phase == Phase::Phase2));
+        assert_eq!(report.clusters_per_stage.len(), 3);
+        assert!(report.unassigned_per_stage[0] > 0, "{report:?}");
+        // L2: MERGE sends nothing, a TrimmedMeanGD step a model to and from every member.
+        assert_eq!(rec.rows[5].comm, Comm::default());
+        let members = (24 - report.unassigned_per_stage[1]) as u64;
+        assert_eq!(rec.rows[6].comm, Comm::broadcast_and_upload(members, 5, 5));
+    }
+
+    /// A run resumed from a state in the middle of a REFINE round, or at a REFINE round's start,
+    /// ends where the full run ends, bit for bit: the state carries all SR-FCA needs.
+    #[test]
+    fn a_run_resumed_from_any_state_ends_as_the_full_run() {
+        let (fed, alg) = small_run();
+        let rounds = alg.rounds(&fed).unwrap();
+        let ex = Executor::new(&fed, &rounds, usize::MAX);
+        let full = ex
+            .run(0, &Randomness::default(), &mut Recorder::quiet())
+            .unwrap();
+        for steps in [2, 5, 7] {
+            let mut s = ex.init(0, &Randomness::default()).unwrap();
+            for _ in 0..steps {
+                s = ex.step(s).unwrap();
+            }
+            assert_eq!(s.round, 1 + steps);
+            let resumed = ex.run_from(s, &mut Recorder::quiet()).unwrap();
+            assert_eq!(resumed.state, full.state, "from row {}", 1 + steps);
+        }
     }
 
     #[test]

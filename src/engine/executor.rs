@@ -28,6 +28,11 @@ pub trait RoundState {
     fn labels(&self) -> Option<&[usize]>;
     /// What crossed the network in the last round.
     fn comm(&self) -> Comm;
+    /// Whether the driver's finiteness check applies to these models (default: yes). Only
+    /// SR-FCA's RECLUSTER + MERGE rows say no (averages of checked iterates, never checked).
+    fn finiteness_checked(&self) -> bool {
+        true
+    }
 }
 
 /// The state most algorithms need: models, labels and the last round's communication, plus the
@@ -176,14 +181,17 @@ impl<'a, S: RoundSolver> Executor<'a, S> {
     }
 
     /// Exactly one round from `state`, checked: the solver's round, then the finiteness of its
-    /// models. Records nothing and ignores the round budget.
+    /// models (where [`RoundState::finiteness_checked`]). Records nothing and ignores the round
+    /// budget.
     ///
     /// # Errors
     /// The solver's; [`FedmixError::Divergence`] naming the round when a model entry is NaN or
     /// infinite.
     pub fn step(&self, state: S::State) -> Result<S::State> {
         let next = self.round(state)?;
-        check_finite_iterate(next.models(), self.solver.name(), next.round())?;
+        if next.finiteness_checked() {
+            check_finite_iterate(next.models(), self.solver.name(), next.round())?;
+        }
         Ok(next)
     }
 
@@ -416,5 +424,58 @@ mod tests {
             ex.step(one),
             Err(FedmixError::Divergence { round: 2, .. })
         ));
+    }
+
+    /// [`Halve`]'s rounds in a state that opts out of the finiteness check.
+    struct Unchecked(Halve);
+
+    /// A [`ModelState`] whose models the driver does not check.
+    struct UncheckedState(ModelState);
+
+    impl RoundState for UncheckedState {
+        fn round(&self) -> usize {
+            self.0.round
+        }
+        fn models(&self) -> &DMatrix<f64> {
+            &self.0.theta
+        }
+        fn labels(&self) -> Option<&[usize]> {
+            Some(&self.0.labels)
+        }
+        fn comm(&self) -> Comm {
+            self.0.comm
+        }
+        fn finiteness_checked(&self) -> bool {
+            false
+        }
+    }
+
+    impl RoundSolver for Unchecked {
+        type State = UncheckedState;
+        fn name(&self) -> &'static str {
+            "unchecked"
+        }
+        fn init(&self, fed: &Federation, seed: u64, given: &Randomness) -> Result<Self::State> {
+            self.0.init(fed, seed, given).map(UncheckedState)
+        }
+        fn next_round(&self, fed: &Federation, s: Self::State) -> Result<Self::State> {
+            self.0.next_round(fed, s.0).map(UncheckedState)
+        }
+    }
+
+    /// Rounds whose state opts out of the check run on, infinite models recorded as they are.
+    #[test]
+    fn a_state_that_opts_out_is_not_checked() {
+        let fed = fed();
+        let blowup = Unchecked(Halve {
+            shift: f64::MAX,
+            ..halve()
+        });
+        let mut rec = Recorder::quiet();
+        let done = Executor::new(&fed, &blowup, 3)
+            .run(1, &Randomness::default(), &mut rec)
+            .unwrap();
+        assert!(done.state.0.theta[0].is_infinite());
+        assert_eq!(rec.rows.len(), 3);
     }
 }

@@ -48,11 +48,15 @@
 //! for `ifca-official`: `ifca_official_inits`, `ifca_official_lrs`, `ifca_official_iterations`,
 //! `ifca_official_sigma`, `ifca_official_offset`.
 //!
-//! Layout: [`algorithm`] (IFCA proper: options, participation, restarts) and [`official`] (the
-//! official-code compatibility mode); everything is re-exported here.
+//! Layout: [`algorithm`] (IFCA proper, one run: the starts, the round with options I and II on
+//! the round's participants, one restart on the round executor), [`restarts`] (the `ifca`
+//! algorithm: `R` restarts, in lock-step batches, selected by training loss) and [`official`]
+//! (the official-code compatibility mode); everything is re-exported here.
 
 pub mod algorithm;
 pub mod official;
+pub mod restarts;
 
 pub use algorithm::*;
 pub use official::*;
+pub use restarts::*;
