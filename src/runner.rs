@@ -72,7 +72,7 @@ impl Session {
             Ok(true) => Ok(true),
             Ok(false) => {
                 if let Some(live) = self.live.take() {
-                    match live.finish() {
+                    match live.finish(&self.ds.train) {
                         Ok(out) => self.out = Some(out),
                         Err(running) => self.live = Some(running),
                     }

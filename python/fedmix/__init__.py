@@ -571,13 +571,14 @@ class Session:
     """Step through a run one round at a time: ``for r in Session("phase2", fed, init=θ0): …``.
 
     For an algorithm whose rounds are one executor loop (``phase2``, ``oracle``,
-    ``oracle-labels``, ``fedavg``, ``cfl``, and ``two-phase``'s Phase 2) the session is
+    ``oracle-labels``, ``fedavg``, ``cfl``, ``sr-fca`` after its ONE_SHOT, and ``two-phase``'s
+    Phase 2) the session is
     **live** (:attr:`live` is ``True``): each :meth:`step` runs the next round in the library,
     and between rounds :meth:`state` returns the models and labels the next round starts from.
     The rounds are :func:`run`'s bit for bit — ``run`` drives the same object to its end. What
-    precedes the rounds (SXY22 Phase 1 of ``two-phase``) runs in the constructor; its rows are
-    returned first. The other algorithms (``ifca`` with its restarts, ``ifca-official``'s grid,
-    ``sr-fca``, ``local``, ``one-shot``) run only to completion: the constructor performs the
+    precedes the rounds (SXY22 Phase 1 of ``two-phase``, SR-FCA's ONE_SHOT) runs in the
+    constructor; its rows are returned first. The other algorithms (``ifca`` with its restarts,
+    ``ifca-official``'s grid, ``local``, ``one-shot``) run only to completion: the constructor performs the
     whole run (exactly :func:`run`) and :meth:`step` replays it (:attr:`live` is ``False``).
 
     :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises

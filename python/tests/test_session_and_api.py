@@ -52,7 +52,7 @@ def test_session_replays_run(fed, algorithm, keys):
 @pytest.mark.parametrize("algorithm,keys,live", [
     ("two-phase", {"rounds": 6}, True), ("fedavg", {"rounds": 4, "participation": 0.5}, True),
     ("phase2", {"rounds": 5}, True), ("oracle-labels", {"rounds": 3}, True), ("cfl", {"rounds": 6}, True),
-    ("ifca", {"rounds": 5}, False), ("sr-fca", {}, False)])
+    ("sr-fca", {}, True), ("ifca", {"rounds": 5}, False), ("local", {}, False)])
 def test_live_session_runs_each_round_on_step(fed, algorithm, keys, live):
     s = fedmix.Session(algorithm, fed, seed=3, **keys)
     assert s.live is live

@@ -293,7 +293,7 @@ impl Cfl {
         let rounds = self.rounds(fed)?;
         let start = rounds.init(fed, seed, &Randomness::default())?;
         let (params, max) = (rounds.p.clone(), rounds.p.local.rounds);
-        let output: Output<ModelState<CflClusters>> = Box::new(move |done| {
+        let output: Output<ModelState<CflClusters>> = Box::new(move |_, done| {
             let CflClusters { clusters, splits } = done.state.extra;
             let cfl = CflSummary {
                 params,

@@ -161,7 +161,7 @@ impl FedAvg {
             participation: self.params.participation,
         };
         let max = rounds.p.rounds;
-        let output: Output<ModelState> = Box::new(move |done| RunOutput {
+        let output: Output<ModelState> = Box::new(move |_, done| RunOutput {
             theta_hat: done.state.theta,
             labels: done.state.labels,
             termination: done.termination,

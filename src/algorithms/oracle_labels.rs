@@ -50,7 +50,7 @@ impl OracleLabels {
         let rounds = Phase2Rounds::new(fed, theta0, &p, Some(truth.clone()))?;
         let live = rounds.live(
             fed,
-            Box::new(move |done| RunOutput {
+            Box::new(move |_, done| RunOutput {
                 theta_hat: done.state.theta,
                 labels: truth,
                 termination: done.termination,

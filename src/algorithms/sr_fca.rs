@@ -60,8 +60,9 @@ pub use crate::params::SrfcaParams;
 use crate::params::{SrfcaConfig, SrfcaDist};
 
 use super::local::local_models;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput, Termination};
 use crate::engine::executor::{record_round, Executor, RoundSolver, RoundState};
+use crate::engine::live::{Live, Output};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Phase, Recorder};
 pub use crate::engine::summary::SrfcaReport;
@@ -276,14 +277,25 @@ impl SrFca {
         rec: &mut Recorder,
     ) -> Result<(RunOutput, SrfcaReport)> {
         let rounds = self.rounds(fed)?;
+        let start = rounds.start(fed, rec)?;
         // No budget: the rounds stop on their own after R REFINE rounds (`terminate`).
-        let ex = Executor::new(fed, &rounds, usize::MAX);
-        let mut start = ex.init(0, &Randomness::default())?;
-        record_round(fed, Phase::Phase1, &start, rec);
-        // Rounds are the recorder's rows, so that a divergence names the trace row.
-        start.round = rec.rows.len();
-        let done = ex.run_from(start, rec)?;
+        let done = Executor::new(fed, &rounds, usize::MAX).run_from(start, rec)?;
         Ok(rounds.finish(fed, done.state, done.termination))
+    }
+}
+
+impl SrfcaRounds {
+    /// ONE_SHOT ([`RoundSolver::init`]), recorded as the run's first (Phase 1) row; the
+    /// rounds after it are numbered by the recorder's rows, so that a divergence names the
+    /// trace row.
+    ///
+    /// # Errors
+    /// As [`RoundSolver::init`].
+    fn start(&self, fed: &Federation, rec: &mut Recorder) -> Result<SrfcaState> {
+        let mut start = self.init(fed, 0, &Randomness::default())?;
+        record_round(fed, Phase::Phase1, &start, rec);
+        start.round = rec.rows.len();
+        Ok(start)
     }
 }
 
@@ -647,6 +659,22 @@ impl Algorithm for SrFca {
     }
     fn run(&self, fed: &Federation, _seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
         self.run_detailed(fed, rec).map(|r| r.0)
+    }
+
+    /// ONE_SHOT runs here (its row recorded in `rec`); the TrimmedMeanGD and RECLUSTER +
+    /// MERGE rows are live.
+    fn live(
+        &self,
+        fed: &Federation,
+        _seed: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        let rounds = self.rounds(fed)?;
+        let start = rounds.start(fed, rec)?;
+        let solver = rounds.clone();
+        let output: Output<SrfcaState> =
+            Box::new(move |fed, done| solver.finish(fed, done.state, done.termination).0);
+        Ok(Some(Box::new(Live::new(rounds, start, usize::MAX, output))))
     }
 }
 

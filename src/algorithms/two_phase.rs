@@ -241,7 +241,7 @@ impl WithRandomness for TwoPhase {
         let rounds = Phase2Rounds::new(fed, phase1.theta_hat, &p2, None)?;
         let live = rounds.live(
             fed,
-            Box::new(move |done| RunOutput {
+            Box::new(move |_, done| RunOutput {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,
@@ -309,7 +309,7 @@ impl Phase2Only {
         let p2 = self.params.phase2.resolve(fed);
         Phase2Rounds::new(fed, theta0, &p2, None)?.live(
             fed,
-            Box::new(move |done| RunOutput {
+            Box::new(move |_, done| RunOutput {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,

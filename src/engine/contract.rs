@@ -59,11 +59,15 @@ pub trait LiveRun: Send {
     /// Whether the run has stopped.
     fn stopped(&self) -> bool;
 
-    /// The run's output once it has stopped; the run itself back while it has not.
+    /// The run's output on `fed` (the federation it ran on) once it has stopped; the run
+    /// itself back while it has not.
     ///
     /// # Errors
     /// The run, unchanged, when it has not stopped.
-    fn finish(self: Box<Self>) -> std::result::Result<RunOutput, Box<dyn LiveRun>>;
+    fn finish(
+        self: Box<Self>,
+        fed: &Federation,
+    ) -> std::result::Result<RunOutput, Box<dyn LiveRun>>;
 }
 
 /// The boundary between the shared machinery and the algorithms (argmin's `Solver` in spirit):

@@ -13,7 +13,7 @@ use crate::federation::Federation;
 use nalgebra::DMatrix;
 
 /// How a stopped run becomes the algorithm's [`RunOutput`] (its summary).
-pub type Output<St> = Box<dyn FnOnce(Finished<St>) -> RunOutput + Send>;
+pub type Output<St> = Box<dyn FnOnce(&Federation, Finished<St>) -> RunOutput + Send>;
 
 /// [`LiveRun`] for a [`RoundSolver`]: the solver, its current state, the round budget and how
 /// the final state becomes the run's output.
@@ -86,11 +86,14 @@ where
         self.done.is_some()
     }
 
-    fn finish(self: Box<Self>) -> std::result::Result<RunOutput, Box<dyn LiveRun>> {
+    fn finish(
+        self: Box<Self>,
+        fed: &Federation,
+    ) -> std::result::Result<RunOutput, Box<dyn LiveRun>> {
         match self.done.is_some() {
             true => {
                 let Live { done, output, .. } = *self;
-                Ok(output(done.expect("checked: the run has stopped")))
+                Ok(output(fed, done.expect("checked: the run has stopped")))
             }
             false => Err(self),
         }
@@ -109,7 +112,7 @@ pub fn drive(
 ) -> Result<RunOutput> {
     loop {
         while live.advance(fed, rec)? {}
-        match live.finish() {
+        match live.finish(fed) {
             Ok(out) => return Ok(out),
             Err(running) => live = running,
         }
