@@ -19,7 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("round engine", &["engine"]),
     ("algorithms", &["algorithms"]),
     ("evaluation", &["output", "validate", "runner"]),
-    ("interface", &["prelude", "lib", "main"]),
+    ("interface", &["prelude", "lib", "main", "cli"]),
 ];
 
 /// A source file: its path relative to `src/` without `.rs` (`engine/recorder`, `params/mod`).
