@@ -33,26 +33,10 @@ use crate::federation::Federation;
 use crate::params::{AlgorithmKind, AlgorithmParams, Phase2Params};
 use nalgebra::DMatrix;
 
-/// Why algorithm `kind` has no one step from a given state (`None`: it has one).
+/// Why algorithm `kind` has no one step from a given state (`None`: it has one), as its
+/// declaration states it ([`AlgorithmKind::one_step_refusal`]).
 pub fn refusal(kind: AlgorithmKind) -> Option<&'static str> {
-    match kind {
-        AlgorithmKind::Local => {
-            Some("it has no rounds (each client solves its own least squares once)")
-        }
-        AlgorithmKind::OneShot => Some(
-            "its clusters come from k-means on local estimates (seeded k-means++), not from the \
-             broadcast models; one step of its within-cluster FedAvg is not implemented",
-        ),
-        AlgorithmKind::SrFca => Some(
-            "its rounds merge and refine clusters (SRFCA Algorithms 3–4), so the number of models \
-             and the clusters change with a state beyond the broadcast models",
-        ),
-        AlgorithmKind::Cfl => Some(
-            "its rounds split clusters from the clients' update similarities (Sattler et al.), a \
-             state beyond the broadcast models",
-        ),
-        _ => None,
-    }
+    kind.one_step_refusal()
 }
 
 /// What builds the reference's round: each algorithm's [`RoundSolver`] with the choices of

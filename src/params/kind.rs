@@ -7,12 +7,14 @@ use serde::{Deserialize, Serialize};
 /// the run keys it reads — SXY22 Phase 2's keys, Phase 1's, and its own in the order
 /// `fedmix validate`'s reference line and the Python `keys()` list them; the serde names,
 /// [`AlgorithmKind::ALL`], [`AlgorithmKind::as_str`] and [`AlgorithmKind::reads`] all come from
-/// it.
+/// it, as do its update rule, the randomness it accepts and why it has no one step, if it has
+/// none.
 macro_rules! algorithm_kinds {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,
         phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?],
         rule: $rule:ident, init_starts_rounds: $isr:literal,
-        randomness: [$($rnd:literal),* $(,)?];)*) => {
+        randomness: [$($rnd:literal),* $(,)?],
+        one_step: $one_step:expr;)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
         #[derive(
@@ -57,6 +59,14 @@ macro_rules! algorithm_kinds {
                 }
             }
 
+            /// Why it has no one round from a given state (`fedmix validate --one-step`), or
+            /// `None` when it has one.
+            pub fn one_step_refusal(self) -> Option<&'static str> {
+                match self {
+                    $(Self::$variant => $one_step,)*
+                }
+            }
+
             /// Which run keys it reads, as its declaration states them.
             pub fn reads(self) -> Reads {
                 match self {
@@ -98,15 +108,18 @@ algorithm_kinds! {
     /// SXY22 Phase 1 (FedMD on anchors) then Phase 2 (FedX + clustering).
     TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: false,
-        randomness: ["init", "anchors", "q0", "power-start"];
+        randomness: ["init", "anchors", "q0", "power-start"],
+        one_step: None;
     /// SXY22 Phase 2 alone from given or random models.
     Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: true,
-        randomness: ["init"];
+        randomness: ["init"],
+        one_step: None;
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
     Oracle => "oracle", phase2: true, phase1: false, own: ["k"],
         rule: Phase2, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: None;
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
     Ifca => "ifca", phase2: true, phase1: false, own: [
         "ifca_option",
@@ -118,7 +131,8 @@ algorithm_kinds! {
         "restarts",
     ],
         rule: Ifca, init_starts_rounds: true,
-        randomness: ["init", "participation"];
+        randomness: ["init", "participation"],
+        one_step: None;
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
         "ifca_official_inits",
@@ -130,24 +144,32 @@ algorithm_kinds! {
         "k",
     ],
         rule: Other, init_starts_rounds: true,
-        randomness: ["init"];
+        randomness: ["init"],
+        one_step: None;
     /// Vanilla FedAvg / FedProx with one model.
     Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"],
         rule: Other, init_starts_rounds: true,
-        randomness: ["init", "participation"];
+        randomness: ["init", "participation"],
+        one_step: None;
     /// Per-client least squares / ridge.
     Local => "local", phase2: false, phase1: false, own: ["local_ridge"],
         rule: Other, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: Some("it has no rounds (each client solves its own least squares once)");
     /// Local estimates, k-means, FedAvg within the clusters.
     OneShot => "one-shot", phase2: true, phase1: false,
         own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
         rule: Phase2, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: Some(
+            "its clusters come from k-means on local estimates (seeded k-means++), not from \
+             the broadcast models; one step of its within-cluster FedAvg is not implemented",
+        );
     /// Phase 2 with the true labels fixed.
     OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [],
         rule: Phase2, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: None;
     /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
     /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
     SrFca => "sr-fca", phase2: false, phase1: false, own: [
@@ -164,7 +186,11 @@ algorithm_kinds! {
         "srfca_diameter",
     ],
         rule: Other, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: Some(
+            "its rounds merge and refine clusters (SRFCA Algorithms 3–4), so the number of \
+             models and the clusters change with a state beyond the broadcast models",
+        );
     /// Clustered FL of Sattler et al. (recursive bipartition).
     Cfl => "cfl", phase2: true, phase1: false, own: [
         "init_scale",
@@ -174,7 +200,11 @@ algorithm_kinds! {
         "cfl_warmup_rounds",
     ],
         rule: Other, init_starts_rounds: true,
-        randomness: [];
+        randomness: [],
+        one_step: Some(
+            "its rounds split clusters from the clients' update similarities (Sattler et \
+             al.), a state beyond the broadcast models",
+        );
 }
 
 impl AlgorithmKind {
