@@ -90,8 +90,9 @@ pub fn write_reports(
          disjoint one. A slope tolerance is either an interval at the check's stated false-failure \
          probability of 1 %/#checks (a prediction interval from held-out seeds that are never \
          judged, a one-sample t interval over the run's own independent instances, or a \
-         delta-method interval from its counts; each check says which) or a fixed tolerance \
-         (lemma3, lemma5, lemma6, lemma7, lemma8, lemma10, lemma13, ifca_theorem1), whose false-failure \
+         delta-method interval from its counts or its quantiles' order statistics; each check says \
+         which) or a fixed tolerance (lemma3, lemma5, lemma6, lemma7, lemma8, ifca_theorem1), \
+         whose false-failure \
          rate is measured, not stated. A check whose design could not \
          test at a seed (a guard failed: the region a bound speaks about was not reached, a bound \
          did not bite, a test lacked power) while every test held is *inconclusive*, counted apart \
