@@ -9,46 +9,17 @@
 //! - a candidate with twice the step fails trajectory mode from round 1 with one diagnosis, and
 //!   one-step mode at every round with the same one (factor 2.000).
 
+mod common;
+
+use common::{golden, prepared};
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
-use fedmix::engine::randomness::{Randomness, Supplied};
 use fedmix::error::FedmixError;
-use fedmix::io::{read_dataset, read_f64, Dataset};
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
-use fedmix::runner::{prepare, tolerance, Prepared};
+use fedmix::io::Dataset;
+use fedmix::runner::{tolerance, Prepared};
 use fedmix::validate::{Candidate, Mode, ValidationReport};
 use nalgebra::DMatrix;
 use std::path::Path;
 use std::sync::Arc;
-
-fn golden() -> (Arc<Dataset>, DMatrix<f64>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
-    let ds = read_dataset(&root.join("dataset")).expect("golden dataset");
-    let d = ds.train.d();
-    let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(d)]).unwrap();
-    (Arc::new(ds), DMatrix::from_vec(d, 3, t0))
-}
-
-fn prepared(
-    ds: &Arc<Dataset>,
-    kind: &str,
-    sets: &[(&str, &str)],
-    init: Option<&DMatrix<f64>>,
-) -> Prepared {
-    let sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let params =
-        AlgorithmParams::from_sources(AlgorithmKind::parse(kind).unwrap(), None, &sets).unwrap();
-    let given = Randomness {
-        init: init.map(|m| Supplied {
-            source: "theta0.npy".into(),
-            value: vec![m.clone()],
-        }),
-        ..Randomness::default()
-    };
-    prepare(params, ds.clone(), 5, given, false).unwrap()
-}
 
 /// A trajectory as a candidate gives it: C-order `rounds × k × d` models, `rounds × M` labels.
 struct Trajectory {

@@ -5,45 +5,11 @@
 //! state is that round's models and labels; the algorithms that run only to completion have
 //! no session.
 
-use fedmix::engine::randomness::{Randomness, Supplied};
-use fedmix::io::{read_dataset, read_f64, Dataset};
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
-use fedmix::runner::{prepare, Prepared, Provenance};
+mod common;
+
+use common::{golden, prepared};
+use fedmix::runner::{Prepared, Provenance};
 use nalgebra::DMatrix;
-use std::path::Path;
-use std::sync::Arc;
-
-const SEED: u64 = 5;
-
-fn golden() -> (Arc<Dataset>, DMatrix<f64>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
-    let ds = read_dataset(&root.join("dataset")).expect("golden dataset");
-    let d = ds.train.d();
-    let (_, t0) = read_f64(&root.join("theta0.npy"), &[Some(3), Some(d)]).unwrap();
-    (Arc::new(ds), DMatrix::from_vec(d, 3, t0))
-}
-
-fn prepared(
-    ds: &Arc<Dataset>,
-    kind: &str,
-    sets: &[(&str, &str)],
-    init: Option<DMatrix<f64>>,
-) -> Prepared {
-    let sets: Vec<(String, String)> = sets
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let params =
-        AlgorithmParams::from_sources(AlgorithmKind::parse(kind).unwrap(), None, &sets).unwrap();
-    let given = Randomness {
-        init: init.map(|m| Supplied {
-            source: "theta0.npy".into(),
-            value: vec![m],
-        }),
-        ..Randomness::default()
-    };
-    prepare(params, ds.clone(), SEED, given, false).unwrap()
-}
 
 fn bits(m: &DMatrix<f64>) -> (usize, usize, Vec<u64>) {
     (
@@ -155,7 +121,7 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
         ),
     ];
     for (kind, sets, init) in cases {
-        let prep = prepared(&ds, kind, &sets, init);
+        let prep = prepared(&ds, kind, &sets, init.as_ref());
         stepped_equals_run(&prep, &format!("{kind} {sets:?}"));
     }
 }
@@ -186,7 +152,7 @@ fn algorithms_that_run_only_to_completion_have_no_session() {
         ("ifca", Some(t0.clone())),
         ("ifca-official", None),
     ] {
-        let prep = prepared(&ds, kind, &[], init);
+        let prep = prepared(&ds, kind, &[], init.as_ref());
         assert!(prep.session().unwrap().is_none(), "{kind}");
     }
 }

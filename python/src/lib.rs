@@ -621,6 +621,18 @@ fn state_tuple(
     (models_array(py, models), labels)
 }
 
+impl NativeSession {
+    /// One more round; an error is kept (the session is over) and raised.
+    fn advance(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let session = &mut self.session;
+        guarded(|| Ok(session.advance()?)).map_err(|f| {
+            let err = to_py(py, f);
+            self.failed = Some(failure(py, &err));
+            err
+        })
+    }
+}
+
 #[pymethods]
 impl NativeSession {
     /// The next trace row as a dict — `round`, `phase`, `iterate` (`k × d`, or `None` in a row
@@ -629,13 +641,7 @@ impl NativeSession {
     /// over. A round's error is raised once; the session is over after it.
     fn next_row<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         if self.returned == self.session.recorder().rows.len() && self.failed.is_none() {
-            let session = &mut self.session;
-            let stepped = guarded(|| Ok(session.advance()?));
-            if let Err(f) = stepped {
-                let err = to_py(py, f);
-                self.failed = Some(failure(py, &err));
-                return Err(err);
-            }
+            self.advance(py)?;
         }
         let rec = self.session.recorder();
         let t = self.returned;
@@ -683,13 +689,7 @@ impl NativeSession {
     /// still returned by `next_row` afterwards). Raises the run's error if it failed.
     fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         while self.failed.is_none() && self.session.output().is_none() {
-            let session = &mut self.session;
-            let stepped = guarded(|| Ok(session.advance()?));
-            if let Err(f) = stepped {
-                let err = to_py(py, f);
-                self.failed = Some(failure(py, &err));
-                return Err(err);
-            }
+            self.advance(py)?;
         }
         if let Some((kind, msg)) = &self.failed {
             let err = FedmixError::new_err(format!("the session's run failed: {msg}"));
