@@ -33,9 +33,9 @@ struct Cli {
 #[derive(clap::Args, Clone)]
 struct SourceArgs {
     /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
-    /// one-shot | oracle-labels | sr-fca | cfl. (Parsed here rather than by clap, so that an
-    /// unknown name gets the one-line typed error every other bad input gets.) Required, except
-    /// for `validate --candidate`, whose `params.json` may name it.
+    /// one-shot | oracle-labels | sr-fca | cfl | fedsoft. (Parsed here rather than by clap, so
+    /// that an unknown name gets the one-line typed error every other bad input gets.) Required,
+    /// except for `validate --candidate`, whose `params.json` may name it.
     #[arg(long)]
     algorithm: Option<String>,
     /// Dataset directory (alternative to --setting).
@@ -153,7 +153,7 @@ struct ValidateArgs {
     /// One-step (teacher-forced) mode: run the reference's round t from the candidate's own
     /// models after round t − 1 (round 1 from the common start) and compare it with the
     /// candidate's round t, for every round; every failing round is diagnosed on its own.
-    /// Refused (exit 2) for local, one-shot, sr-fca and cfl.
+    /// Refused (exit 2) for local, one-shot, sr-fca, cfl and fedsoft.
     #[arg(long)]
     one_step: bool,
 }

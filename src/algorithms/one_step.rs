@@ -51,6 +51,10 @@ pub fn refusal(kind: AlgorithmKind) -> Option<&'static str> {
             "its rounds split clusters from the clients' update similarities (Sattler et al.), a \
              state beyond the broadcast models",
         ),
+        AlgorithmKind::FedSoft => Some(
+            "its round starts from every client's personal model and importance weights \
+             (Ruan & Joe-Wong 2022), a state beyond the broadcast models",
+        ),
         _ => None,
     }
 }

@@ -175,6 +175,22 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: [];
+    /// FedSoft (Ruan & Joe-Wong 2022): importance weights, personal models with a proximal
+    /// pull to the cluster models. Its local step is Phase 2's `η` and `s`, read as its own keys
+    /// with `eta_gamma` and `rounds`: its local solver is always gradient steps.
+    FedSoft => "fedsoft", phase2: false, phase1: false, own: [
+        "eta",
+        "eta_gamma",
+        "local_steps",
+        "rounds",
+        "init_scale",
+        "k",
+        "fedsoft_lambda",
+        "fedsoft_smoother",
+        "fedsoft_interval",
+    ],
+        rule: Other, init_starts_rounds: true,
+        randomness: ["init"];
 }
 
 impl AlgorithmKind {
