@@ -93,6 +93,12 @@ pub const CASES: &[Case] = &[
     ("one-shot", "one-shot", &[("eta", "0.05")], false),
     ("sr-fca", "sr-fca", &[], false),
     ("cfl", "cfl", &[("eta", "0.05")], false),
+    (
+        "fedsoft",
+        "fedsoft",
+        &[("eta", "0.05"), ("fedsoft_interval", "2")],
+        true,
+    ),
 ];
 
 /// Rounds of every iterative case (set where the algorithm reads `rounds`: not `local`, and not

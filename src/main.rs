@@ -38,9 +38,9 @@ struct Cli {
 #[derive(clap::Args, Clone)]
 struct SourceArgs {
     /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
-    /// one-shot | oracle-labels | sr-fca | cfl. (Parsed here rather than by clap, so that an
-    /// unknown name gets the one-line typed error every other bad input gets.) Required, except
-    /// for `validate --candidate`, whose `params.json` may name it.
+    /// one-shot | oracle-labels | sr-fca | cfl | fedsoft. (Parsed here rather than by clap, so
+    /// that an unknown name gets the one-line typed error every other bad input gets.) Required,
+    /// except for `validate --candidate`, whose `params.json` may name it.
     #[arg(long)]
     algorithm: Option<String>,
     /// Dataset directory (alternative to --setting).

@@ -83,6 +83,23 @@ fn run_args(data: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
     v
 }
 
+/// `fedmix run --algorithm fedsoft` (3 rounds) on `data` with `extra` arguments.
+fn fedsoft_args(data: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v = s(&[
+        "run",
+        "--algorithm",
+        "fedsoft",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "rounds=3",
+    ]);
+    v.extend(s(extra));
+    v
+}
+
 /// Drop the `--set key=value` pairs of `keys` from `args`.
 fn without_sets(args: &mut Vec<String>, keys: &[&str]) {
     let mut i = 0;
@@ -358,6 +375,26 @@ fn catalogue() {
             "s = 0",
             Box::new(|d, o| run_args(d, o, &["--set", "local_steps=0"])),
             vec!["local_steps"],
+        ),
+        (
+            "FedSoft λ < 0",
+            Box::new(|d, o| fedsoft_args(d, o, &["--set", "fedsoft_lambda=-1"])),
+            vec!["fedsoft_lambda", "≥ 0"],
+        ),
+        (
+            "FedSoft smoother σ = 1",
+            Box::new(|d, o| fedsoft_args(d, o, &["--set", "fedsoft_smoother=1"])),
+            vec!["fedsoft_smoother", "(0, 1)"],
+        ),
+        (
+            "FedSoft interval τ = 0",
+            Box::new(|d, o| fedsoft_args(d, o, &["--set", "fedsoft_interval=0"])),
+            vec!["fedsoft_interval", "≥ 1"],
+        ),
+        (
+            "local_solver for FedSoft (not its key)",
+            Box::new(|d, o| fedsoft_args(d, o, &["--set", "local_solver=fedprox"])),
+            vec!["local_solver", "fedsoft"],
         ),
         (
             "unknown --set key",

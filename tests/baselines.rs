@@ -1,11 +1,12 @@
 //! Tests of the baselines — vanilla FedAvg, local estimates, one-shot clustering (IFCA
 //! Algorithm 1), IFCA (Algorithm 2) and its official-code mode, oracle labels, SR-FCA (SR-FCA
-//! Algorithms 1–4) and CFL (Sattler et al.): determinism, client-order invariance, clustering on
-//! well-separated data, oracle labels, SR-FCA recovery, CFL's index mapping, typed errors, and
-//! the CLI names.
+//! Algorithms 1–4), CFL (Sattler et al.) and FedSoft (Ruan & Joe-Wong; its own tests are in
+//! `tests/fedsoft.rs`): determinism, client-order invariance, clustering on well-separated data,
+//! oracle labels, SR-FCA recovery, CFL's index mapping, typed errors, and the CLI names.
 
 use fedmix::algorithms::cfl::{Cfl, Split};
 use fedmix::algorithms::fedavg::FedAvg;
+use fedmix::algorithms::fedsoft::FedSoft;
 use fedmix::algorithms::ifca::{Ifca, IfcaOfficial};
 use fedmix::algorithms::local::Local;
 use fedmix::algorithms::one_shot::OneShot;
@@ -21,8 +22,9 @@ use fedmix::params::IfcaOption;
 use fedmix::params::LocalSolver;
 use fedmix::params::SrfcaDist;
 use fedmix::params::{
-    AlgorithmKind, AlgorithmParams, CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig,
-    LocalParams, OneShotParams, OracleLabelsParams, Phase2Config, SrfcaConfig, StepRule,
+    AlgorithmKind, AlgorithmParams, CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig,
+    IfcaOfficialConfig, LocalParams, OneShotParams, OracleLabelsParams, Phase2Config, SrfcaConfig,
+    StepRule,
 };
 use fedmix::params::{ParamGuard, Valid};
 use fedmix::synthetic::generate_named;
@@ -121,6 +123,17 @@ fn cfl() -> CflConfig {
     }
 }
 
+fn fedsoft() -> FedSoft {
+    FedSoft {
+        params: ok(FedSoftConfig {
+            phase2: p2(),
+            interval: 2,
+            ..FedSoftConfig::default()
+        }),
+        init: None,
+    }
+}
+
 /// Every baseline algorithm (and the IFCA, FedAvg, local, SR-FCA and CFL variants), with small
 /// settings.
 fn algorithms() -> Vec<Box<dyn Algorithm>> {
@@ -200,6 +213,7 @@ fn algorithms() -> Vec<Box<dyn Algorithm>> {
                 ..cfl()
             }),
         }),
+        Box::new(fedsoft()),
     ]
 }
 
@@ -294,6 +308,7 @@ fn client_order_does_not_matter() {
             }),
         }),
         Box::new(Cfl { params: ok(cfl()) }),
+        Box::new(fedsoft()),
         Box::new(IfcaOfficial {
             params: ok(IfcaOfficialConfig {
                 k: Some(3),
@@ -429,8 +444,9 @@ fn cfl_nested_splits_map_back_to_client_ids() {
 #[test]
 fn bad_parameters_are_typed() {
     // Each key with an algorithm that reads it.
+    use AlgorithmKind::SrFca as SrFcaKind;
     use AlgorithmKind::{Cfl as CflKind, Ifca as IfcaKind, IfcaOfficial as Official};
-    use AlgorithmKind::{Local as LocalKind, OneShot as OneShotKind, SrFca as SrFcaKind};
+    use AlgorithmKind::{FedSoft as FedSoftKind, Local as LocalKind, OneShot as OneShotKind};
     let cases: &[(AlgorithmKind, &str, &str)] = &[
         (IfcaKind, "participation", "0"),
         (IfcaKind, "participation", "1.5"),
@@ -453,6 +469,14 @@ fn bad_parameters_are_typed() {
         (Official, "ifca_official_lrs", "[0.1, -1]"),
         (Official, "ifca_official_sigma", "-0.1"),
         (Official, "ifca_official_offset", "-1"),
+        (FedSoftKind, "fedsoft_lambda", "-1"),
+        (FedSoftKind, "fedsoft_lambda", "inf"),
+        (FedSoftKind, "fedsoft_lambda", "nan"),
+        (FedSoftKind, "fedsoft_smoother", "0"),
+        (FedSoftKind, "fedsoft_smoother", "1"),
+        (FedSoftKind, "fedsoft_smoother", "nan"),
+        (FedSoftKind, "fedsoft_interval", "0"),
+        (FedSoftKind, "local_solver", "fedprox"),
     ];
     for (kind, key, value) in cases {
         let e = AlgorithmParams::from_sources(*kind, None, &sets(&[(key, value)])).unwrap_err();
@@ -488,6 +512,13 @@ fn bad_parameters_are_typed() {
                 k: big,
                 ..one_shot()
             }),
+        }),
+        Box::new(FedSoft {
+            params: ok(FedSoftConfig {
+                k: big,
+                ..FedSoftConfig::default()
+            }),
+            init: None,
         }),
     ];
     for alg in algs {
@@ -552,6 +583,7 @@ fn cli_runs_every_baseline() {
         "oracle-labels",
         "sr-fca",
         "cfl",
+        "fedsoft",
     ] {
         let out = base.join(name);
         let mut args: Vec<String> = ["run", "--algorithm", name, "--seed", "2"]
@@ -625,6 +657,12 @@ fn cli_runs_every_baseline() {
             }
             "ifca-official" => {
                 assert!(summary["ifca_official"]["verdict"]["success"].is_boolean());
+            }
+            "fedsoft" => {
+                assert!(fin["distance"].as_f64().is_some(), "{fin}");
+                let u = summary["fedsoft"]["importance_weights"].as_array().unwrap();
+                assert_eq!(u.len(), 45, "one row per client");
+                assert!(summary["fedsoft"]["personal_model_error"]["mean"].is_f64());
             }
             _ => assert!(fin["distance"].as_f64().is_some(), "{name}: {fin}"),
         }

@@ -164,7 +164,7 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
         );
         assert_eq!(rep.mode, Mode::OneStep);
     }
-    for kind in ["local", "one-shot", "sr-fca", "cfl"] {
+    for kind in ["local", "one-shot", "sr-fca", "cfl", "fedsoft"] {
         let prep = prepared(&ds, kind, &[], None);
         let c = Trajectory::new(
             std::slice::from_ref(&theta0),

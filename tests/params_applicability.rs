@@ -28,6 +28,16 @@ fn an_inapplicable_key_is_refused_with_the_algorithm_and_its_keys() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("`local`"), "{e}");
+    // FedSoft's local update is always gradient steps: `local_solver` is not its key.
+    let e = AlgorithmParams::from_sources(
+        AlgorithmKind::FedSoft,
+        None,
+        &sets(&[("local_solver", "fedprox")]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("local_solver") && e.contains("`fedsoft`"), "{e}");
+    assert!(e.contains("fedsoft_lambda"), "lists the keys it takes: {e}");
     assert!(AlgorithmParams::from_sources(
         AlgorithmKind::TwoPhase,
         None,

@@ -110,6 +110,11 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
         ("cfl", vec![("rounds", "30")], None),
         ("sr-fca", vec![], None),
         (
+            "fedsoft",
+            vec![("rounds", "12"), ("fedsoft_interval", "3")],
+            Some(t0.clone()),
+        ),
+        (
             "two-phase",
             vec![
                 ("phase1_iterations", "4"),

@@ -289,6 +289,7 @@ every_algorithm! {
     oracle_labels => AlgorithmKind::OracleLabels,
     sr_fca => AlgorithmKind::SrFca,
     cfl => AlgorithmKind::Cfl,
+    fedsoft => AlgorithmKind::FedSoft,
 }
 
 /// Every algorithm `validate` takes (`AlgorithmKind::ALL`, what `--algorithm` parses) is covered.

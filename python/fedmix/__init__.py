@@ -571,8 +571,8 @@ class Session:
     """Step through a run one round at a time: ``for r in Session("phase2", fed, init=θ0): …``.
 
     For an algorithm whose rounds are one executor loop (``phase2``, ``oracle``,
-    ``oracle-labels``, ``fedavg``, ``cfl``, ``sr-fca`` after its ONE_SHOT, and ``two-phase``'s
-    Phase 2) the session is
+    ``oracle-labels``, ``fedavg``, ``cfl``, ``fedsoft``, ``sr-fca`` after its ONE_SHOT, and
+    ``two-phase``'s Phase 2) the session is
     **live** (:attr:`live` is ``True``): each :meth:`step` runs the next round in the library,
     and between rounds :meth:`state` returns the models and labels the next round starts from.
     The rounds are :func:`run`'s bit for bit — ``run`` drives the same object to its end. What
@@ -774,7 +774,7 @@ def validate(
     the candidate's own models after round ``t − 1`` (round 1 from the common start) and compared
     with the candidate's round ``t``, for every round, so a tie broken differently fails only its
     round and a wrong step fails every round with the same diagnosis (``failures``, ``summary``).
-    Refused (:class:`FedmixError`) for ``local``, ``one-shot``, ``sr-fca`` and ``cfl``.
+    Refused (:class:`FedmixError`) for ``local``, ``one-shot``, ``sr-fca``, ``cfl`` and ``fedsoft``.
     """
     mode = _name("mode", mode)
     if mode not in ("trajectory", "one-step"):

@@ -52,7 +52,8 @@ def test_session_replays_run(fed, algorithm, keys):
 @pytest.mark.parametrize("algorithm,keys,live", [
     ("two-phase", {"rounds": 6}, True), ("fedavg", {"rounds": 4, "participation": 0.5}, True),
     ("phase2", {"rounds": 5}, True), ("oracle-labels", {"rounds": 3}, True), ("cfl", {"rounds": 6}, True),
-    ("sr-fca", {}, True), ("ifca", {"rounds": 5}, False), ("local", {}, False)])
+    ("sr-fca", {}, True), ("fedsoft", {"rounds": 5, "fedsoft_interval": 2}, True),
+    ("ifca", {"rounds": 5}, False), ("local", {}, False)])
 def test_live_session_runs_each_round_on_step(fed, algorithm, keys, live):
     s = fedmix.Session(algorithm, fed, seed=3, **keys)
     assert s.live is live
@@ -138,7 +139,7 @@ def test_same_seed_same_bits_across_threads(fed):
 
 def test_discovery_and_help():
     algs = fedmix.algorithms()
-    assert algs[0] == "two-phase" and "sr-fca" in algs and len(algs) == 11
+    assert algs[0] == "two-phase" and "sr-fca" in algs and len(algs) == 12
     k = fedmix.keys("phase2")
     assert k["eta_gamma"] == 0.8 and k["rounds"] == 400 and k["local_steps"] == 5 and k["eta"] is None
     assert "phase1_iterations" in fedmix.keys("two-phase") and "phase1_iterations" not in k

@@ -12,11 +12,13 @@
 //! options I/II, and the official-code mode), [`fedavg`] (vanilla FedAvg/FedProx), [`local`]
 //! (per-client least squares / ridge), [`one_shot`] (local ERM + [`kmeans`] + FedAvg in
 //! clusters), [`oracle_labels`], [`sr_fca`] (SRFCA Algorithms 1–4), [`cfl`] (Sattler et al.),
-//! with [`crate::engine::participation`] sampling.
+//! [`fedsoft`] (Ruan & Joe-Wong 2022: soft clustering with personal models), with
+//! [`crate::engine::participation`] sampling.
 
 pub mod cfl;
 pub mod fedavg;
 pub mod fedmd;
+pub mod fedsoft;
 pub mod fedx_clustering;
 pub mod ifca;
 pub mod kmeans;

@@ -2,6 +2,7 @@
 //! supplied from files (`--init`, `--anchors`, `--q0`, `--power-start`, `--participation`).
 
 use super::fedavg::FedAvg;
+use super::fedsoft::FedSoft;
 use super::ifca::{Ifca, IfcaOfficial};
 use super::two_phase::{Phase2Only, TwoPhase};
 use super::{cfl, local, one_shot, oracle_labels, sr_fca};
@@ -41,6 +42,7 @@ pub fn build(
         AlgorithmParams::OracleLabels(params) => Box::new(oracle_labels::OracleLabels { params }),
         AlgorithmParams::SrFca(params) => Box::new(sr_fca::SrFca { params }),
         AlgorithmParams::Cfl(params) => Box::new(cfl::Cfl { params }),
+        AlgorithmParams::FedSoft(params) => Box::new(FedSoft { params, init }),
     }
 }
 
@@ -108,6 +110,7 @@ fn with_randomness(
         AlgorithmParams::Ifca(params) => Box::new(Ifca { params, init: None }),
         AlgorithmParams::Fedavg(params) => Box::new(FedAvg { params }),
         AlgorithmParams::IfcaOfficial(params) => Box::new(IfcaOfficial { params, data_sigma }),
+        AlgorithmParams::FedSoft(params) => Box::new(FedSoft { params, init: None }),
         _ => return None,
     })
 }
@@ -133,6 +136,7 @@ fn not_exportable(kind: AlgorithmKind) -> Option<&'static str> {
     match kind {
         AlgorithmKind::OneShot => Some("its k-means++ seeding"),
         AlgorithmKind::Cfl => Some("its initial model"),
+        AlgorithmKind::FedSoft => Some("the personal models' common start w₀"),
         _ => None,
     }
 }

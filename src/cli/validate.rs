@@ -45,7 +45,7 @@ pub struct ValidateArgs {
     /// One-step (teacher-forced) mode: run the reference's round t from the candidate's own
     /// models after round t − 1 (round 1 from the common start) and compare it with the
     /// candidate's round t, for every round; every failing round is diagnosed on its own.
-    /// Refused (exit 2) for local, one-shot, sr-fca and cfl.
+    /// Refused (exit 2) for local, one-shot, sr-fca, cfl and fedsoft.
     #[arg(long)]
     one_step: bool,
 }

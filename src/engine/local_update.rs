@@ -67,17 +67,45 @@ pub fn local_update(
                 }
             }
         }
-        _ => {
-            let mut th = theta.clone();
-            let mut r = DVector::zeros(fed.n(i));
-            for _ in 0..p.local_steps {
-                r.gemv_tr(1.0, &x, &th, 0.0);
-                r -= &y;
-                th.gemv(-c, &x, &r, 1.0);
-            }
-            th
+        _ => gradient_steps(fed, i, theta, p.eta, p.local_steps, None),
+    }
+}
+
+/// `steps` gradient steps of size `eta` from `start` on client `i`'s loss: on `F_i` alone
+/// (`pull = None`: FedAvg's `G_i^s`, SXY22 §4.2, what [`local_update`] takes), or on the
+/// proximal objective `F_i(w) + (μ/2)‖w − centre‖²` (`pull = Some((μ, centre))`: FedProx's
+/// inexact local solver, Li et al. 2020 §3, and FedSoft's proximal local update, Ruan &
+/// Joe-Wong 2022), each step at one point `w`:
+///
+/// ```text
+/// w ← w − (η/n_i) φ_iᵀ(φ_i w − y_i) − ημ (w − centre)
+/// ```
+pub fn gradient_steps(
+    fed: &Federation,
+    i: usize,
+    start: &DVector<f64>,
+    eta: f64,
+    steps: usize,
+    pull: Option<(f64, &DVector<f64>)>,
+) -> DVector<f64> {
+    let (x, y) = (fed.x(i), fed.y(i));
+    let step = eta / fed.n(i) as f64;
+    let mut th = start.clone();
+    let mut r = DVector::zeros(fed.n(i));
+    let mut towards = pull.map(|_| DVector::zeros(start.len()));
+    for _ in 0..steps {
+        r.gemv_tr(1.0, &x, &th, 0.0);
+        r -= &y;
+        if let (Some((_, centre)), Some(t)) = (pull, towards.as_mut()) {
+            t.copy_from(&th);
+            *t -= centre;
+        }
+        th.gemv(-step, &x, &r, 1.0);
+        if let (Some((mu, _)), Some(t)) = (pull, towards.as_ref()) {
+            th.axpy(-eta * mu, t, 1.0);
         }
     }
+    th
 }
 
 /// `∇F_i(θ) = (1/n_i) φ(x_i)ᵀ(φ(x_i)θ − y_i)`, the gradient of client `i`'s loss

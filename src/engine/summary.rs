@@ -3,9 +3,9 @@
 //! ([`crate::runner::Prepared::summary`]). The field names are the JSON keys.
 
 use crate::engine::recorder::Comm;
-use crate::metrics::MajorityMisclustering;
+use crate::metrics::{ErrorSummary, MajorityMisclustering};
 use crate::params::{
-    CflParams, FedMdParams, IfcaParams, OfficialParams, Phase2Params, SrfcaParams,
+    CflParams, FedMdParams, FedSoftParams, IfcaParams, OfficialParams, Phase2Params, SrfcaParams,
 };
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -81,6 +81,11 @@ pub enum RunSummary {
     Cfl {
         /// Parameters and the splits made.
         cfl: CflSummary,
+    },
+    /// `fedsoft` (Ruan & Joe-Wong 2022).
+    FedSoft {
+        /// Parameters, the final importance weights and the personal models' error.
+        fedsoft: FedSoftSummary,
     },
 }
 
@@ -255,6 +260,23 @@ pub struct CflSummary {
     pub splits: Vec<Split>,
     /// Client ids of every final cluster.
     pub clusters: Vec<Vec<usize>>,
+}
+
+/// FedSoft's parameters, its final importance weights and how far the personal models are from
+/// their own clusters' true models.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FedSoftSummary {
+    /// Parameters.
+    pub params: FedSoftParams,
+    /// Every client's importance weights `(u_i1 … u_ik)` from the last estimation (row i is
+    /// client i; the output labels are their argmax, ties → lowest s).
+    pub importance_weights: Vec<Vec<f64>>,
+    /// The round whose start made the last estimation (1-based; 0 with no round run: the
+    /// estimate at the start).
+    pub last_estimation_round: usize,
+    /// `‖w_i − θ*_{z_i}‖` over the clients (personal model against the client's own true
+    /// cluster model), when `θ*` and the true labels are known.
+    pub personal_model_error: Option<ErrorSummary>,
 }
 
 /// The official summary's verdict for one data seed (`run_p2_r_noise.py::summarize`).

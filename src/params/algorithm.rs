@@ -9,8 +9,8 @@
 //! `"algorithm"` (round trip exact; a test checks it for every kind).
 
 use super::baselines::{
-    CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, IfcaOption, LocalParams,
-    OneShotParams, OracleLabelsParams, SrfcaConfig,
+    CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption,
+    LocalParams, OneShotParams, OracleLabelsParams, SrfcaConfig,
 };
 use super::groups::Keyed;
 use super::key_table::KeyTable;
@@ -86,6 +86,8 @@ algorithm_params! {
     SrFca(SrfcaConfig),
     /// `cfl`: Sattler et al.'s clustered FL.
     Cfl(CflConfig),
+    /// `fedsoft`: FedSoft (Ruan & Joe-Wong 2022).
+    FedSoft(FedSoftConfig),
 }
 
 impl AlgorithmParams {
@@ -175,6 +177,7 @@ impl AlgorithmParams {
             Self::OracleLabels(p) => Some(p.phase2),
             Self::SrFca(p) => Some(p.phase2),
             Self::Cfl(p) => Some(p.phase2),
+            Self::FedSoft(p) => Some(p.phase2),
             Self::IfcaOfficial(_) | Self::Local(_) => None,
         }
     }

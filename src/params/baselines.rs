@@ -128,6 +128,24 @@ pub struct CflConfig {
     pub warmup_rounds: usize,
 }
 
+/// Validated parameters of FedSoft (`fedsoft`; Ruan & Joe-Wong 2022) before the data is known.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FedSoftConfig {
+    /// Number of clusters; `None` = the data's `k`.
+    pub k: Option<usize>,
+    /// Scale of the random starts (cluster models and the personal models' common start).
+    pub init_scale: f64,
+    /// Proximal weight `λ ≥ 0`.
+    pub lambda: f64,
+    /// Smoother `σ ∈ (0, 1)`: the importance weight of a cluster no sample chose.
+    pub smoother: f64,
+    /// Importance estimation every `τ ≥ 1` rounds.
+    pub interval: usize,
+    /// The local step `η` (or its γ rule), local steps `s` and rounds (its local solver is
+    /// always gradient steps: `local_solver` is not a FedSoft key).
+    pub phase2: Phase2Config,
+}
+
 /// Validated parameters of SR-FCA (`sr-fca`; SRFCA Algorithms 1–4) before the data is known.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SrfcaConfig {

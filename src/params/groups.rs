@@ -5,8 +5,8 @@
 //! all derived from that line.
 
 use super::baselines::{
-    CflConfig, FedAvgParams, IfcaConfig, IfcaOfficialConfig, LocalParams, OneShotParams,
-    OracleLabelsParams, SrfcaConfig,
+    CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, LocalParams,
+    OneShotParams, OracleLabelsParams, SrfcaConfig,
 };
 use super::key_table::{check_key, KeyTable};
 use super::phase1::{Phase1Config, Phase2OnlyParams, TwoPhaseParams};
@@ -127,6 +127,14 @@ bind_keys! {
         eps2: cfl_eps2,
         gamma_max: cfl_gamma_max,
         warmup_rounds: cfl_warmup_rounds;
+        phase2: Phase2Config
+    }
+    FedSoftConfig {
+        k: k,
+        init_scale: init_scale,
+        lambda: fedsoft_lambda,
+        smoother: fedsoft_smoother,
+        interval: fedsoft_interval;
         phase2: Phase2Config
     }
 }

@@ -217,6 +217,23 @@ run_keys! {
     /// `cfl`: no split before this round (default 20).
     cfl_warmup_rounds: usize = 20;
         Own, "2", any;
+    /// `fedsoft`: proximal weight λ ≥ 0 (finite) of each client's local objective
+    /// `F_i(w) + (λ/2) Σ_s u_is ‖w − c_s‖²` (default 1.0).
+    ///
+    /// In fedmix's loss convention (`F_i = ‖y_i − φ_iw‖²/(2n_i)`); FedSoft's authors
+    /// (`ycruan/FedSoft`, `solvers.py`: `LRClientSolver.reg_weight = 1.0`) add the same penalty to
+    /// torch's `MSELoss`, which is `2F_i`, so their `(lr, reg_weight)` is fedmix's
+    /// `(eta, fedsoft_lambda) = (2·lr, reg_weight/2)`: the default 1.0 is their 2.0.
+    fedsoft_lambda: f64 = 1.0;
+        Own, "0.5", |v| non_negative(*v);
+    /// `fedsoft`: smoother σ ∈ (0, 1), the importance weight `u_is` of a cluster that none of
+    /// client i's samples chose (default 1e-4, the authors' `count_smoother`).
+    fedsoft_smoother: f64 = 1e-4;
+        Own, "0.01", |v| rule(*v > 0.0 && *v < 1.0, v, "must be in (0, 1)");
+    /// `fedsoft`: importance estimation every τ ≥ 1 rounds (default 1, the authors'
+    /// `ServerSolver.estimation_interval`).
+    fedsoft_interval: usize = 1;
+        Own, "2", at_least_one;
 }
 
 /// The number of clusters: `k` when given, else the data's.

@@ -205,6 +205,26 @@ algorithm_kinds! {
             "its rounds split clusters from the clients' update similarities (Sattler et \
              al.), a state beyond the broadcast models",
         );
+    /// FedSoft (Ruan & Joe-Wong 2022): importance weights, personal models with a proximal
+    /// pull to the cluster models. Its local step is Phase 2's `η` and `s`, read as its own keys
+    /// with `eta_gamma` and `rounds`: its local solver is always gradient steps.
+    FedSoft => "fedsoft", phase2: false, phase1: false, own: [
+        "eta",
+        "eta_gamma",
+        "local_steps",
+        "rounds",
+        "init_scale",
+        "k",
+        "fedsoft_lambda",
+        "fedsoft_smoother",
+        "fedsoft_interval",
+    ],
+        rule: Other, init_starts_rounds: true,
+        randomness: ["init"],
+        one_step: Some(
+            "its round starts from every client's personal model and importance weights \
+             (Ruan & Joe-Wong 2022), a state beyond the broadcast models",
+        );
 }
 
 impl AlgorithmKind {

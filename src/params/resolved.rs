@@ -3,7 +3,8 @@
 //! checked key group ([`super::baselines`]) and the data, with a typed error naming the key.
 
 use super::baselines::{
-    CflConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption, InitDist, SrfcaConfig, SrfcaDist,
+    CflConfig, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption, InitDist, SrfcaConfig,
+    SrfcaDist,
 };
 use super::key_table::resolve_k;
 #[cfg(test)]
@@ -192,6 +193,49 @@ impl CflParams {
             eps2: c.eps2,
             gamma_max: c.gamma_max,
             warmup_rounds: c.warmup_rounds,
+        })
+    }
+}
+
+/// Validated FedSoft parameters (Ruan & Joe-Wong 2022), resolved against a federation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FedSoftParams {
+    /// Number of clusters `k` (1 ≤ k ≤ M).
+    pub k: usize,
+    /// Proximal weight `λ ≥ 0`.
+    pub lambda: f64,
+    /// Smoother `σ ∈ (0, 1)`.
+    pub smoother: f64,
+    /// Importance estimation every `τ` rounds.
+    pub interval: usize,
+    /// Local step size `η` (γ = η max_i ‖φ_i‖²/n_i < 1).
+    pub eta: f64,
+    /// Local gradient steps `s ≥ 1` per round.
+    pub local_steps: usize,
+    /// Rounds `T`.
+    pub rounds: usize,
+    /// Scale of the random starts `N(0, init_scale² I_d/d)`.
+    pub init_scale: f64,
+}
+
+impl FedSoftParams {
+    /// Resolve against a federation (`k`, the step).
+    ///
+    /// # Errors
+    /// `k` unknown or `k > M`; `γ ≥ 1` for the local step ([`FedmixError::StepTooLarge`]).
+    pub fn resolve(c: &FedSoftConfig, fed: &Federation) -> Result<Self> {
+        let k = resolve_k(c.k, fed)?;
+        let local = c.phase2.resolve(fed);
+        local.check(fed)?;
+        Ok(Self {
+            k,
+            lambda: c.lambda,
+            smoother: c.smoother,
+            interval: c.interval,
+            eta: local.eta,
+            local_steps: local.local_steps,
+            rounds: local.rounds,
+            init_scale: c.init_scale,
         })
     }
 }

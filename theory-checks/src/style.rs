@@ -27,7 +27,7 @@ pub enum Method {
     Cfl,
     /// Per-client least squares.
     Local,
-    /// FedSoft (reserved: not implemented yet).
+    /// FedSoft (Ruan & Joe-Wong 2022).
     FedSoft,
 }
 
@@ -213,6 +213,7 @@ impl Method {
             K::OneShot => Method::OneShot,
             K::SrFca => Method::SrFca,
             K::Cfl => Method::Cfl,
+            K::FedSoft => Method::FedSoft,
             K::Local => Method::Local,
         }
     }

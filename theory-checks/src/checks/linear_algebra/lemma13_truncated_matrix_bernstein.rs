@@ -24,7 +24,7 @@
 //! than `√N` (a sum without cancellation grows like `N`) contradicts it, a slower one does not.
 //! `α'` = the check's α over the two families. `SE(s)` is the delta-method standard error of
 //! the least-squares slope from the cells' independent quantile estimates, each quantile's
-//! standard error distribution-free from its order statistics ([`quantile_se`]). Earlier design,
+//! standard error distribution-free from its order statistics (`quantile_se`). Earlier design,
 //! for the record: `½ ± 0.15`, two-sided, which failed a correct implementation at master seed
 //! 2066 of 68 (product family 0.34): over N = 120…12 000 the product family's slope is ≈ 0.46 on
 //! average (the `d log³` term still bends it), 1.6 of its quick-profile SDs above ½ − 0.15.
