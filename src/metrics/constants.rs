@@ -52,12 +52,25 @@ pub fn checked_gamma(fed: &Federation, eta: f64) -> Result<f64> {
 }
 
 /// `κ = sγ / (1 − (1−γ)^s)` for FedAvg with `s` local steps (SXY21) (→ 1 as γ → 0).
+///
+/// Defined by the formula wherever its denominator is positive, also for `γ ≥ 1` (outside
+/// SXY21's step-size condition `γ < 1`, which the library's runs refuse through
+/// [`checked_gamma`]): at `s = 1`, `κ = 1` for every `γ`. Where `(1−γ)^s ≥ 1` (`γ ≥ 2`, `s`
+/// even) the lower bound `s/κ ≤ λ(P_i)` it expresses is vacuous, and `κ = ∞`. A NaN `γ` gives NaN.
 pub fn kappa_fedavg(gamma: f64, s: usize) -> f64 {
     let s_f = s as f64;
-    // 1 − (1−γ)^s without cancellation for small γ.
-    let denom = -(s_f * (-gamma).ln_1p()).exp_m1();
+    if gamma == 0.0 {
+        return 1.0;
+    }
+    let denom = if gamma < 1.0 {
+        // 1 − (1−γ)^s without cancellation for small γ.
+        -(s_f * (-gamma).ln_1p()).exp_m1()
+    } else {
+        // (1−γ) ≤ 0: no cancellation; an integer power of a negative base is exact in sign.
+        1.0 - (1.0 - gamma).powf(s_f)
+    };
     if denom <= 0.0 {
-        1.0
+        f64::INFINITY
     } else {
         s_f * gamma / denom
     }

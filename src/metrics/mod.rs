@@ -159,6 +159,14 @@ mod tests {
         assert!((kappa_fedavg(0.5, 1) - 1.0).abs() < 1e-15);
         // s = 2, γ = 0.5: 2·0.5 / (1 − 0.25) = 4/3
         assert!((kappa_fedavg(0.5, 2) - 4.0 / 3.0).abs() < 1e-15);
+        assert_eq!(kappa_fedavg(0.0, 3).to_bits(), 1.0_f64.to_bits());
+        // γ ≥ 1 (outside SXY21's γ < 1): s = 1 gives 1γ/(1 − (1 − γ)) = 1 exactly; s = 2,
+        // γ = 1.5: 3/(1 − 0.25) = 4; s = 2, γ = 2.5: 1 − 2.25 < 0, the bound is vacuous.
+        assert_eq!(kappa_fedavg(1.5, 1).to_bits(), 1.0_f64.to_bits());
+        assert_eq!(kappa_fedavg(1.0, 1).to_bits(), 1.0_f64.to_bits());
+        assert!((kappa_fedavg(1.5, 2) - 4.0).abs() < 1e-15);
+        assert_eq!(kappa_fedavg(2.5, 2), f64::INFINITY);
+        assert!(kappa_fedavg(f64::NAN, 2).is_nan());
     }
 
     /// `Δ = min_{j≠j'} ‖θ*_j − θ*_{j'}‖` by hand: θ* = (1, 0), (2, 0), (10, 0) are 1, 9 and 8

@@ -72,16 +72,26 @@ impl CheckConfig {
     }
 }
 
+/// Reads a number that may have been written as `null`: JSON has no NaN or ±∞, and
+/// `serde_json` writes every non-finite `f64` as `null`, so a record of a failed statistic
+/// reads back as NaN (an infinity, too, reads back as NaN — a failed value either way).
+pub fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// A fitted log–log slope with the exponent it is compared with.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SlopeFit {
     /// Name of the scaling parameter (x axis).
     pub parameter: String,
     /// Fitted slope of `log statistic` on `log parameter`.
+    #[serde(deserialize_with = "nan_if_null")]
     pub slope: f64,
     /// Predicted exponent.
+    #[serde(deserialize_with = "nan_if_null")]
     pub predicted: f64,
     /// Allowed distance of the slope from the prediction, on the side(s) [`Side`] says.
+    #[serde(deserialize_with = "nan_if_null")]
     pub tolerance: f64,
     /// Which deviations fail.
     pub side: Side,
@@ -95,8 +105,10 @@ pub struct Design {
     /// Number of (x, y) points in the fit.
     pub points: usize,
     /// Smallest x.
+    #[serde(deserialize_with = "nan_if_null")]
     pub x_min: f64,
     /// Largest x.
+    #[serde(deserialize_with = "nan_if_null")]
     pub x_max: f64,
     /// Whether the fit is on log x (a power law) rather than x (an exponential rate).
     pub log_x: bool,
@@ -130,12 +142,16 @@ pub struct ConstantTest {
     /// The paper bound this exact value sits beside (paper, lemma / theorem, equation).
     pub beside: String,
     /// The library's measured value.
+    #[serde(deserialize_with = "nan_if_null")]
     pub measured: f64,
     /// The exact value for the instance.
+    #[serde(deserialize_with = "nan_if_null")]
     pub exact: f64,
     /// Smallest accepted `measured / exact`.
+    #[serde(deserialize_with = "nan_if_null")]
     pub lo: f64,
     /// Largest accepted `measured / exact`.
+    #[serde(deserialize_with = "nan_if_null")]
     pub hi: f64,
     /// False-failure probability of the interval (`None`: deterministic).
     pub alpha: Option<f64>,

@@ -3,7 +3,7 @@
 //! stated false-failure probability α = 1 %/#checks ([`crate::framework::check_alpha`]); the
 //! same runs read as a power analysis of the slope tests ([`crate::power`]).
 
-use crate::framework::{check_alpha, ConstantTest, SlopeFit, Verdict};
+use crate::framework::{check_alpha, nan_if_null, ConstantTest, SlopeFit, Verdict};
 use crate::power;
 use crate::stats::wilson;
 use serde::{Deserialize, Serialize};
@@ -21,8 +21,10 @@ pub struct SeedOutcome {
     #[serde(default)]
     pub inconclusive: bool,
     /// The decisive statistic.
+    #[serde(deserialize_with = "nan_if_null")]
     pub statistic: f64,
     /// Its bound.
+    #[serde(deserialize_with = "nan_if_null")]
     pub bound: f64,
     /// Fitted slopes.
     pub slopes: Vec<SlopeFit>,
@@ -323,5 +325,19 @@ mod tests {
         let json = r#"{"seed": 4, "passed": false, "statistic": 2.0, "bound": 1.0, "slopes": [], "commit": "x"}"#;
         let o: SeedOutcome = serde_json::from_str(json).unwrap();
         assert_eq!(o.verdict(), Verdict::Fail);
+    }
+
+    /// A failed run's NaN statistic is written as `null` (JSON has no NaN); `--resume` must
+    /// read it back as NaN, still a fail, instead of refusing the whole file.
+    #[test]
+    fn a_nan_statistic_round_trips_through_the_resumable_file() {
+        let mut o = outcome(7, false, false);
+        o.statistic = f64::NAN;
+        o.bound = f64::INFINITY;
+        let text = serde_json::to_string(&o).unwrap();
+        assert!(text.contains("\"statistic\":null"), "{text}");
+        let back: SeedOutcome = serde_json::from_str(&text).unwrap();
+        assert!(back.statistic.is_nan() && back.bound.is_nan());
+        assert_eq!(back.verdict(), Verdict::Fail);
     }
 }
