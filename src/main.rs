@@ -34,14 +34,22 @@ struct Cli {
     command: Command,
 }
 
+/// `--algorithm`'s help: every name, from the algorithms' one declaration.
+fn algorithm_help() -> String {
+    format!(
+        "Algorithm: {} (docs/algorithms.md). Required, except for `validate --candidate`, whose \
+         `params.json` may name it",
+        fedmix::params::AlgorithmKind::names(" | ")
+    )
+}
+
 /// What to run and on which data (shared by `run` and `validate`).
 #[derive(clap::Args, Clone)]
 struct SourceArgs {
-    /// Algorithm: two-phase | phase2 | oracle | ifca | ifca-official | fedavg | local |
-    /// one-shot | oracle-labels | sr-fca | cfl | fedsoft. (Parsed here rather than by clap, so
-    /// that an unknown name gets the one-line typed error every other bad input gets.) Required,
-    /// except for `validate --candidate`, whose `params.json` may name it.
-    #[arg(long)]
+    // The help lists the names from the algorithms' declaration (`AlgorithmKind::ALL`). Parsed
+    // here rather than by clap, so that an unknown name gets the one-line typed error every
+    // other bad input gets.
+    #[arg(long, help = algorithm_help())]
     algorithm: Option<String>,
     /// Dataset directory (alternative to --setting).
     #[arg(long, conflicts_with = "setting")]

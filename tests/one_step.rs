@@ -15,6 +15,7 @@ use common::{golden, prepared};
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
 use fedmix::error::FedmixError;
 use fedmix::io::Dataset;
+use fedmix::params::AlgorithmKind;
 use fedmix::runner::{tolerance, Prepared};
 use fedmix::validate::{Candidate, Mode, ValidationReport};
 use nalgebra::DMatrix;
@@ -152,6 +153,15 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
             false,
         ),
     ];
+    // Every algorithm with a one step has a case here.
+    for k in AlgorithmKind::ALL {
+        if k.one_step_refusal().is_none() {
+            assert!(
+                cases.iter().any(|c| c.0 == k.as_str()),
+                "{k}: a one step, no case"
+            );
+        }
+    }
     for (kind, sets, init) in cases {
         let prep = prepared(&ds, kind, sets, init.then_some(&theta0));
         let own = Trajectory::of_run(&prep);
@@ -164,7 +174,14 @@ fn every_covered_algorithm_passes_on_its_own_trajectory_and_the_others_are_refus
         );
         assert_eq!(rep.mode, Mode::OneStep);
     }
-    for kind in ["local", "one-shot", "sr-fca", "cfl", "fedsoft"] {
+    // Every algorithm its declaration says has no one step (`AlgorithmKind::one_step_refusal`).
+    let refused: Vec<&str> = AlgorithmKind::ALL
+        .into_iter()
+        .filter(|k| k.one_step_refusal().is_some())
+        .map(AlgorithmKind::as_str)
+        .collect();
+    assert!(refused.len() >= 5, "{refused:?}");
+    for kind in refused {
         let prep = prepared(&ds, kind, &[], None);
         let c = Trajectory::new(
             std::slice::from_ref(&theta0),

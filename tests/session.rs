@@ -3,11 +3,12 @@
 //! rounds are one executor loop, stepping to the end gives the trace, the iterates, the labels,
 //! the output and the summary of [`Prepared::run`] bit for bit; between rounds the session's
 //! state is that round's models and labels; the algorithms that run only to completion have
-//! no session.
+//! no session, as their declaration says.
 
 mod common;
 
 use common::{golden, prepared};
+use fedmix::params::{keys_of, AlgorithmKind};
 use fedmix::runner::{Prepared, Provenance};
 use nalgebra::DMatrix;
 
@@ -125,6 +126,13 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
             None,
         ),
     ];
+    // Every live algorithm has a case here.
+    for k in AlgorithmKind::ALL.into_iter().filter(|k| k.live_session()) {
+        assert!(
+            cases.iter().any(|c| c.0 == k.as_str()),
+            "{k}: live, no case"
+        );
+    }
     for (kind, sets, init) in cases {
         let prep = prepared(&ds, kind, &sets, init.as_ref());
         stepped_equals_run(&prep, &format!("{kind} {sets:?}"));
@@ -148,16 +156,28 @@ fn two_phase_records_phase1_before_its_first_round() {
     assert_eq!(s.round(), Some(0));
 }
 
+/// The declaration's `live` (`AlgorithmKind::live_session`, which `docs/algorithms.md` and
+/// Python's `describe` print) is what each algorithm's `Prepared::session` does: a session for
+/// every live algorithm, none for those that run only to completion.
 #[test]
-fn algorithms_that_run_only_to_completion_have_no_session() {
-    let (ds, t0) = golden();
-    for (kind, init) in [
-        ("local", None),
-        ("one-shot", None),
-        ("ifca", Some(t0.clone())),
-        ("ifca-official", None),
-    ] {
-        let prep = prepared(&ds, kind, &[], init.as_ref());
-        assert!(prep.session().unwrap().is_none(), "{kind}");
+fn each_algorithm_has_a_session_exactly_when_its_declaration_says_live() {
+    let (ds, _) = golden();
+    // Small budgets where the algorithm reads the key (a two-phase session runs Phase 1).
+    let small = [
+        ("rounds", "3"),
+        ("phase1_iterations", "4"),
+        ("anchors", "6"),
+        ("anchor_min_samples", "8"),
+    ];
+    for kind in AlgorithmKind::ALL {
+        let reads = keys_of(kind);
+        let sets: Vec<(&str, &str)> = small
+            .iter()
+            .copied()
+            .filter(|(k, _)| reads.contains(k))
+            .collect();
+        let prep = prepared(&ds, kind.as_str(), &sets, None);
+        let live = prep.session().unwrap().is_some();
+        assert_eq!(live, kind.live_session(), "{kind}");
     }
 }

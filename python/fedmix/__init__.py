@@ -13,7 +13,7 @@ Entry points:
 - :class:`Session` (one round at a time: live for the executor-loop algorithms, a replay of :func:`run` for the others);
 - :func:`validate` → :class:`Report` (``fedmix validate``);
 - :func:`fedmix.testing.assert_matches_reference` (``numpy.testing`` style);
-- :func:`algorithms`, :func:`keys`, :func:`settings`, :func:`parameters`: what can be asked for.
+- :func:`algorithms`, :func:`describe`, :func:`keys`, :func:`settings`, :func:`parameters`: what can be asked for.
 
 Errors: a bad key, value, shape or name raises :class:`FedmixError`, a subclass of
 ``ValueError`` whose message is the CLI's (the text after ``error: ``) and whose ``kind``
@@ -61,6 +61,7 @@ __all__ = [
     "run",
     "validate",
     "algorithms",
+    "describe",
     "keys",
     "settings",
     "parameters",
@@ -222,6 +223,22 @@ def _label_array(a: Any) -> np.ndarray:
 def algorithms() -> List[str]:
     """The algorithm names ``run`` accepts (``fedmix run --algorithm``), in documentation order."""
     return list(_native.algorithms())
+
+
+def describe(algorithm: str) -> Dict[str, Any]:
+    """What ``algorithm``'s declaration says about it (the row of ``docs/algorithms.md``).
+
+    A dict with ``name``, ``doc`` (its description), ``keys`` (the run keys it reads, as
+    :func:`keys` lists them), ``randomness`` (the files it takes: ``init``, ``anchors``, ``q0``,
+    ``power-start``, ``participation``), ``live_session`` (whether :class:`Session` steps it round
+    by round in the library rather than replaying a finished run) and ``one_step`` (``None``
+    when ``validate(..., mode="one-step")`` is available, otherwise why it is refused).
+
+    Raises :class:`FedmixError` for an unknown algorithm.
+    """
+    name, doc, ks, rnd, live, refusal = _native.describe(_name("algorithm", algorithm))
+    return {"name": name, "doc": doc.strip(), "keys": list(ks), "randomness": list(rnd),
+            "live_session": live, "one_step": refusal}
 
 
 def keys(algorithm: str) -> Dict[str, Any]:
@@ -570,16 +587,15 @@ def _row_metrics(tr: Mapping[str, Any], t: int) -> Dict[str, Any]:
 class Session:
     """Step through a run one round at a time: ``for r in Session("phase2", fed, init=θ0): …``.
 
-    For an algorithm whose rounds are one executor loop (``phase2``, ``oracle``,
-    ``oracle-labels``, ``fedavg``, ``cfl``, ``fedsoft``, ``sr-fca`` after its ONE_SHOT, and
-    ``two-phase``'s Phase 2) the session is
+    For an algorithm whose rounds are one executor loop (``describe(algorithm)["live_session"]``,
+    e.g. ``phase2``; the list is ``docs/algorithms.md``'s) the session is
     **live** (:attr:`live` is ``True``): each :meth:`step` runs the next round in the library,
     and between rounds :meth:`state` returns the models and labels the next round starts from.
     The rounds are :func:`run`'s bit for bit — ``run`` drives the same object to its end. What
     precedes the rounds (SXY22 Phase 1 of ``two-phase``, SR-FCA's ONE_SHOT) runs in the
-    constructor; its rows are returned first. The other algorithms (``ifca`` with its restarts,
-    ``ifca-official``'s grid, ``local``, ``one-shot``) run only to completion: the constructor performs the
-    whole run (exactly :func:`run`) and :meth:`step` replays it (:attr:`live` is ``False``).
+    constructor; its rows are returned first. The other algorithms (e.g. ``ifca`` with its
+    restarts) run only to completion: the constructor performs the whole run (exactly
+    :func:`run`) and :meth:`step` replays it (:attr:`live` is ``False``).
 
     :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises
     ``StopIteration`` there. A round's error (e.g. ``Divergence``) is raised by the
@@ -774,7 +790,8 @@ def validate(
     the candidate's own models after round ``t − 1`` (round 1 from the common start) and compared
     with the candidate's round ``t``, for every round, so a tie broken differently fails only its
     round and a wrong step fails every round with the same diagnosis (``failures``, ``summary``).
-    Refused (:class:`FedmixError`) for ``local``, ``one-shot``, ``sr-fca``, ``cfl`` and ``fedsoft``.
+    Refused (:class:`FedmixError`) for an algorithm without one step
+    (``describe(algorithm)["one_step"]`` says why).
     """
     mode = _name("mode", mode)
     if mode not in ("trajectory", "one-step"):

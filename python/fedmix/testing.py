@@ -121,7 +121,7 @@ def assert_each_step_matches_reference(
     judged on its own: a tie broken differently fails only its round, a wrong step every round.
     Raises ``AssertionError`` listing the failing rounds, each with its diagnosis (the first
     ten), and what they have in common; :class:`fedmix.FedmixError` for bad input or an
-    algorithm without a one-step round (``local``, ``one-shot``, ``sr-fca``, ``cfl``, ``fedsoft``).
+    algorithm without a one-step round (``fedmix.describe(algorithm)["one_step"]`` says why).
     """
     assert_matches_reference(
         iterates,

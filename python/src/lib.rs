@@ -304,6 +304,36 @@ fn algorithms() -> Vec<&'static str> {
     AlgorithmKind::ALL.iter().map(|k| k.as_str()).collect()
 }
 
+/// What the algorithms' one declaration says about `algorithm` (`docs/algorithms.md`'s row):
+/// its description, the keys it reads, the randomness files it takes, whether its `Session`
+/// is live, and why it has no one step (`None`: it has one).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn describe(
+    py: Python<'_>,
+    algorithm: String,
+) -> PyResult<(
+    &'static str,
+    &'static str,
+    Vec<&'static str>,
+    Vec<&'static str>,
+    bool,
+    Option<&'static str>,
+)> {
+    guarded(|| {
+        let kind = AlgorithmKind::parse(&algorithm)?;
+        Ok((
+            kind.as_str(),
+            kind.doc(),
+            fedmix::params::keys_of(kind),
+            kind.randomness().to_vec(),
+            kind.live_session(),
+            kind.one_step_refusal(),
+        ))
+    })
+    .map_err(|f| to_py(py, f))
+}
+
 /// The run keys algorithm `algorithm` reads, each with its default as JSON text (`null`: set
 /// by a rule from the data, see the key's documentation).
 #[pyfunction]
@@ -834,6 +864,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(keys, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(key_docs, m)?)?;

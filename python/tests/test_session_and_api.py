@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 import pytest
+from pathlib import Path
 
 import fedmix
 
@@ -56,7 +57,7 @@ def test_session_replays_run(fed, algorithm, keys):
     ("ifca", {"rounds": 5}, False), ("local", {}, False)])
 def test_live_session_runs_each_round_on_step(fed, algorithm, keys, live):
     s = fedmix.Session(algorithm, fed, seed=3, **keys)
-    assert s.live is live
+    assert s.live is live is fedmix.describe(algorithm)["live_session"]
     if not live:
         with pytest.raises(fedmix.FedmixError, match="live session"):
             s.state()
@@ -139,7 +140,19 @@ def test_same_seed_same_bits_across_threads(fed):
 
 def test_discovery_and_help():
     algs = fedmix.algorithms()
-    assert algs[0] == "two-phase" and "sr-fca" in algs and len(algs) == 12
+    assert algs[0] == "two-phase" and "sr-fca" in algs and len(set(algs)) == len(algs)
+    # The names are docs/algorithms.md's rows (generated from the same declaration).
+    table = (Path(__file__).resolve().parents[2] / "docs" / "algorithms.md").read_text()
+    assert [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")] == algs
+    for a in algs:
+        d = fedmix.describe(a)
+        assert d["name"] == a and d["keys"] == list(fedmix.keys(a)) and d["doc"]
+        assert (d["one_step"] is None) == (f"| yes |" in next(
+            line for line in table.splitlines() if line.startswith(f"| `{a}` |")))
+    assert fedmix.describe("phase2")["live_session"] and not fedmix.describe("local")["live_session"]
+    assert fedmix.describe("local")["one_step"].startswith("it has no rounds")
+    with pytest.raises(fedmix.FedmixError, match="algorithm"):
+        fedmix.describe("two_phase")
     k = fedmix.keys("phase2")
     assert k["eta_gamma"] == 0.8 and k["rounds"] == 400 and k["local_steps"] == 5 and k["eta"] is None
     assert "phase1_iterations" in fedmix.keys("two-phase") and "phase1_iterations" not in k
@@ -151,7 +164,8 @@ def test_discovery_and_help():
     assert st["sxy-balanced"]["parameters"]["d"] == 100
     assert "sigma" in fedmix.parameters()
     for f in (fedmix.generate, fedmix.load, fedmix.run, fedmix.validate, fedmix.Session,
-              fedmix.testing.assert_matches_reference, fedmix.keys, fedmix.algorithms):
+              fedmix.testing.assert_matches_reference, fedmix.keys, fedmix.algorithms,
+              fedmix.describe):
         assert f.__doc__ and len(f.__doc__) > 40
 
 

@@ -42,11 +42,9 @@ pub struct ValidateArgs {
     /// diagnosis.
     #[arg(long)]
     summary: bool,
-    /// One-step (teacher-forced) mode: run the reference's round t from the candidate's own
-    /// models after round t − 1 (round 1 from the common start) and compare it with the
-    /// candidate's round t, for every round; every failing round is diagnosed on its own.
-    /// Refused (exit 2) for local, one-shot, sr-fca, cfl and fedsoft.
-    #[arg(long)]
+    /// One-step (teacher-forced) mode: each candidate round against the reference's round run
+    /// from the candidate's own previous models (`--help` says more).
+    #[arg(long, long_help = one_step_help())]
     one_step: bool,
 }
 
@@ -245,4 +243,16 @@ pub fn validate(args: ValidateArgs) -> Result<bool> {
         }
     }
     Ok(report.passed)
+}
+
+/// `--one-step`'s long help: the refused algorithms from their declaration
+/// (`AlgorithmKind::one_step_refusal`).
+fn one_step_help() -> String {
+    format!(
+        "One-step (teacher-forced) mode: run the reference's round t from the candidate's own \
+         models after round t − 1 (round 1 from the common start) and compare it with the \
+         candidate's round t, for every round; every failing round is diagnosed on its own. \
+         Refused (exit 2) for {} (why: docs/algorithms.md)",
+        fedmix::params::AlgorithmKind::names_without_one_step(", ")
+    )
 }

@@ -43,6 +43,62 @@ fn default_texts() -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// The algorithms' reference as a Markdown table, one row per [`AlgorithmKind`] from its one
+/// declaration: name, description, the keys it reads, the randomness files it takes, whether
+/// its Python `Session` steps live, and its one step (`validate --one-step`) or why it has
+/// none. The table of `docs/algorithms.md`, which a test keeps equal to it.
+pub fn algorithms_markdown() -> String {
+    let mut out = String::from(
+        "| algorithm | what it is | keys it reads | randomness files | `Session` | one step |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let cell = |t: &str| {
+        t.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace('|', "\\|")
+    };
+    for kind in AlgorithmKind::ALL {
+        let reads = kind.reads();
+        let mut keys: Vec<String> = Vec::new();
+        if reads.phase1 {
+            keys.push("Phase 1's".into());
+        }
+        if reads.phase2 {
+            keys.push("Phase 2's".into());
+        }
+        keys.extend(reads.own.iter().map(|k| format!("`{k}`")));
+        let randomness: Vec<String> = kind
+            .randomness()
+            .iter()
+            .map(|r| format!("`--{r}`"))
+            .collect();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            kind.as_str(),
+            cell(kind.doc()),
+            if keys.is_empty() {
+                "—".into()
+            } else {
+                keys.join(", ")
+            },
+            if randomness.is_empty() {
+                "—".into()
+            } else {
+                randomness.join(", ")
+            },
+            if kind.live_session() {
+                "live"
+            } else {
+                "replayed"
+            },
+            kind.one_step_refusal()
+                .map_or_else(|| "yes".into(), |r| format!("no: {}", cell(r))),
+        ));
+    }
+    out
+}
+
 /// The keys' reference as a Markdown table (key, type, default, the algorithms that read it,
 /// the first paragraph of its doc comment): the table of `docs/keys.md`, which a test keeps
 /// equal to it.
@@ -313,6 +369,33 @@ mod tests {
         a unit test of `src/params/keys.rs` keeps this file equal to it (run it with \
         `FEDMIX_WRITE_KEYS_DOC=1` to rewrite the file after changing a key). A default `null` \
         is set by a rule from the data (see the key's doc comment).\n\n";
+
+    const ALGORITHMS_DOC_HEAD: &str = "# Algorithms\n\n\
+        Every `--algorithm` value (and `algorithm` of the Python `fedmix.run`, `Session`, \
+        `validate`), generated from the algorithms' one declaration (`algorithm_kinds!` in \
+        `src/params/kind.rs`); a unit test of `src/params/keys.rs` keeps this file equal to it \
+        (run it with `FEDMIX_WRITE_KEYS_DOC=1` to rewrite it). \"Phase 2's\" and \"Phase 1's\" \
+        stand for SXY22's key groups ([keys.md](keys.md)); the randomness files are \
+        [validating.md](validating.md)'s; a *live* `Session` runs each round in the library when \
+        stepped, a *replayed* one performs the whole run and replays it; *one step* is \
+        `fedmix validate --one-step` (`mode=\"one-step\"` in Python). Python: \
+        `fedmix.describe(name)` returns the same facts.\n\n";
+
+    /// `docs/algorithms.md` is the table derived from the declaration.
+    #[test]
+    fn the_algorithms_doc_is_the_derived_table() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/algorithms.md");
+        let want = format!("{ALGORITHMS_DOC_HEAD}{}", algorithms_markdown());
+        if std::env::var_os("FEDMIX_WRITE_KEYS_DOC").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/algorithms.md differs from algorithms_markdown()"
+        );
+        assert_eq!(want.matches("\n| `").count(), AlgorithmKind::ALL.len());
+    }
 
     /// `docs/keys.md` is the table derived from the declaration.
     #[test]

@@ -14,7 +14,7 @@ macro_rules! algorithm_kinds {
         phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?],
         rule: $rule:ident, init_starts_rounds: $isr:literal,
         randomness: [$($rnd:literal),* $(,)?],
-        one_step: $one_step:expr;)*) => {
+        live: $live:literal, one_step: $one_step:expr;)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
         #[derive(
@@ -56,6 +56,22 @@ macro_rules! algorithm_kinds {
             pub fn randomness(self) -> &'static [&'static str] {
                 match self {
                     $(Self::$variant => &[$($rnd),*],)*
+                }
+            }
+
+            /// Its one-paragraph description (the declaration's doc comment).
+            pub fn doc(self) -> &'static str {
+                match self {
+                    $(Self::$variant => concat!($($doc, "\n"),*),)*
+                }
+            }
+
+            /// Whether its `Session` steps the library round by round (its rounds are one
+            /// executor loop, `Algorithm::live`), rather than replaying a finished run; a test
+            /// builds every algorithm's session and holds the two to agree.
+            pub fn live_session(self) -> bool {
+                match self {
+                    $(Self::$variant => $live,)*
                 }
             }
 
@@ -109,17 +125,17 @@ algorithm_kinds! {
     TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: false,
         randomness: ["init", "anchors", "q0", "power-start"],
-        one_step: None;
+        live: true, one_step: None;
     /// SXY22 Phase 2 alone from given or random models.
     Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: ["init"],
-        one_step: None;
+        live: true, one_step: None;
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
     Oracle => "oracle", phase2: true, phase1: false, own: ["k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        one_step: None;
+        live: true, one_step: None;
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
     Ifca => "ifca", phase2: true, phase1: false, own: [
         "ifca_option",
@@ -132,7 +148,7 @@ algorithm_kinds! {
     ],
         rule: Ifca, init_starts_rounds: true,
         randomness: ["init", "participation"],
-        one_step: None;
+        live: false, one_step: None;
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
         "ifca_official_inits",
@@ -145,23 +161,23 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: ["init"],
-        one_step: None;
+        live: false, one_step: None;
     /// Vanilla FedAvg / FedProx with one model.
     Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"],
         rule: Other, init_starts_rounds: true,
         randomness: ["init", "participation"],
-        one_step: None;
+        live: true, one_step: None;
     /// Per-client least squares / ridge.
     Local => "local", phase2: false, phase1: false, own: ["local_ridge"],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        one_step: Some("it has no rounds (each client solves its own least squares once)");
+        live: false, one_step: Some("it has no rounds (each client solves its own least squares once)");
     /// Local estimates, k-means, FedAvg within the clusters.
     OneShot => "one-shot", phase2: true, phase1: false,
         own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        one_step: Some(
+        live: false, one_step: Some(
             "its clusters come from k-means on local estimates (seeded k-means++), not from \
              the broadcast models; one step of its within-cluster FedAvg is not implemented",
         );
@@ -169,7 +185,7 @@ algorithm_kinds! {
     OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        one_step: None;
+        live: true, one_step: None;
     /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
     /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
     SrFca => "sr-fca", phase2: false, phase1: false, own: [
@@ -187,7 +203,7 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        one_step: Some(
+        live: true, one_step: Some(
             "its rounds merge and refine clusters (SRFCA Algorithms 3–4), so the number of \
              models and the clusters change with a state beyond the broadcast models",
         );
@@ -201,7 +217,7 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        one_step: Some(
+        live: true, one_step: Some(
             "its rounds split clusters from the clients' update similarities (Sattler et \
              al.), a state beyond the broadcast models",
         );
@@ -221,13 +237,29 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: ["init"],
-        one_step: Some(
+        live: true, one_step: Some(
             "its round starts from every client's personal model and importance weights \
              (Ruan & Joe-Wong 2022), a state beyond the broadcast models",
         );
 }
 
 impl AlgorithmKind {
+    /// Every public name, joined by `sep` (the help texts list them from here).
+    pub fn names(sep: &str) -> String {
+        Self::ALL.map(Self::as_str).join(sep)
+    }
+
+    /// The public names of the algorithms without a one-step round
+    /// ([`AlgorithmKind::one_step_refusal`]), joined by `sep`.
+    pub fn names_without_one_step(sep: &str) -> String {
+        Self::ALL
+            .into_iter()
+            .filter(|k| k.one_step_refusal().is_some())
+            .map(Self::as_str)
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+
     /// The algorithm called `name`.
     ///
     /// # Errors

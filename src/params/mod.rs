@@ -27,7 +27,8 @@ pub use key_decl::{KeyGroup, KeySpec};
 pub(crate) use key_table::KeyTable;
 pub use key_table::{resolve_k, DEFAULT_ETA_GAMMA, KEYS, KEY_SPECS};
 pub use keys::{
-    check_applicable, check_known, keys_help, keys_markdown, keys_of, readers, unknown_key,
+    algorithms_markdown, check_applicable, check_known, keys_help, keys_markdown, keys_of, readers,
+    unknown_key,
 };
 pub use kind::{AlgorithmKind, Reads, RoundRule};
 pub use phase1::*;
