@@ -221,18 +221,14 @@ impl Prepared {
     }
 
     /// How many trace rows the run will record, where that is known before it runs (a progress
-    /// bar's total): one per round, plus one per Phase 1 iteration for the two-phase algorithm.
-    /// `None` where rows arrive in a burst at the end (`ifca-official`'s grid, `local`) or the
-    /// count depends on the run (`sr-fca`, `one-shot`).
+    /// bar's total; [`AlgorithmKind::rows_known`]): one per round, plus one per Phase 1
+    /// iteration.
     pub fn planned_rows(&self) -> Option<usize> {
-        match &self.params {
-            AlgorithmParams::TwoPhase(p) => Some(p.phase1.iterations + p.phase2.rounds),
-            AlgorithmParams::IfcaOfficial(_)
-            | AlgorithmParams::Local(_)
-            | AlgorithmParams::SrFca(_)
-            | AlgorithmParams::OneShot(_) => None,
-            p => p.phase2_config().map(|c| c.rounds),
+        if !self.kind.rows_known() {
+            return None;
         }
+        let phase1 = self.params.phase1_config().map_or(0, |c| c.iterations);
+        self.params.phase2_config().map(|c| phase1 + c.rounds)
     }
 
     /// The keys this algorithm reads with the values it runs with (`eta` resolved from the

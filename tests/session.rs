@@ -158,9 +158,10 @@ fn two_phase_records_phase1_before_its_first_round() {
 
 /// The declaration's `live` (`AlgorithmKind::live_session`, which `docs/algorithms.md` and
 /// Python's `describe` print) is what each algorithm's `Prepared::session` does: a session for
-/// every live algorithm, none for those that run only to completion.
+/// every live algorithm, none for those that run only to completion; and its `rows_known` is
+/// whether `Prepared::planned_rows` gives a total, which is then the rows the run records.
 #[test]
-fn each_algorithm_has_a_session_exactly_when_its_declaration_says_live() {
+fn each_algorithm_has_a_session_and_planned_rows_exactly_as_declared() {
     let (ds, _) = golden();
     // Small budgets where the algorithm reads the key (a two-phase session runs Phase 1).
     let small = [
@@ -179,5 +180,12 @@ fn each_algorithm_has_a_session_exactly_when_its_declaration_says_live() {
         let prep = prepared(&ds, kind.as_str(), &sets, None);
         let live = prep.session().unwrap().is_some();
         assert_eq!(live, kind.live_session(), "{kind}");
+        // The declared `rows_known`: the planned rows (a progress bar's total) are the rows
+        // the run records.
+        assert_eq!(prep.planned_rows().is_some(), kind.rows_known(), "{kind}");
+        if let Some(n) = prep.planned_rows() {
+            let (_, rec) = prep.run(false).unwrap();
+            assert_eq!(n, rec.rows.len(), "{kind}: planned rows");
+        }
     }
 }

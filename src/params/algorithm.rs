@@ -16,7 +16,7 @@ use super::groups::Keyed;
 use super::key_table::KeyTable;
 use super::keys::{check_applicable, keys_of};
 use super::kind::AlgorithmKind;
-use super::phase1::{Phase2OnlyParams, TwoPhaseParams};
+use super::phase1::{Phase1Config, Phase2OnlyParams, TwoPhaseParams};
 use super::phase2::{Phase2Config, Phase2Params, StepRule};
 use super::valid::{ParamGuard, Valid};
 use crate::error::{FedmixError, Result};
@@ -179,6 +179,14 @@ impl AlgorithmParams {
             Self::Cfl(p) => Some(p.phase2),
             Self::FedSoft(p) => Some(p.phase2),
             Self::IfcaOfficial(_) | Self::Local(_) => None,
+        }
+    }
+
+    /// SXY22 Phase 1's configuration, where the algorithm has a Phase 1.
+    pub fn phase1_config(&self) -> Option<Phase1Config> {
+        match self {
+            Self::TwoPhase(p) => Some(p.phase1),
+            _ => None,
         }
     }
 
