@@ -109,6 +109,14 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
             None,
         ),
         ("cfl", vec![("rounds", "30")], None),
+        // One restart from given models; three restarts (chosen among them in the session's
+        // constructor) with half the clients per round.
+        ("ifca", vec![("rounds", "10")], Some(t0.clone())),
+        (
+            "ifca",
+            vec![("rounds", "8"), ("restarts", "3"), ("participation", "0.5")],
+            None,
+        ),
         ("sr-fca", vec![], None),
         (
             "fedsoft",

@@ -592,9 +592,10 @@ class Session:
     **live** (:attr:`live` is ``True``): each :meth:`step` runs the next round in the library,
     and between rounds :meth:`state` returns the models and labels the next round starts from.
     The rounds are :func:`run`'s bit for bit — ``run`` drives the same object to its end. What
-    precedes the rounds (SXY22 Phase 1 of ``two-phase``, SR-FCA's ONE_SHOT) runs in the
-    constructor; its rows are returned first. The other algorithms (e.g. ``ifca`` with its
-    restarts) run only to completion: the constructor performs the whole run (exactly
+    precedes the rounds (SXY22 Phase 1 of ``two-phase``, SR-FCA's ONE_SHOT, the ``R > 1`` restarts of ``ifca``
+    among which the stepped one is chosen) runs in the
+    constructor; its rows are returned first. The other algorithms (e.g. ``local``, ``one-shot``)
+    run only to completion: the constructor performs the whole run (exactly
     :func:`run`) and :meth:`step` replays it (:attr:`live` is ``False``).
 
     :meth:`step` returns the next :class:`Round`, or ``None`` after the last; iterating raises

@@ -162,7 +162,7 @@ algorithm_kinds! {
     ],
         rule: Ifca, init_starts_rounds: true,
         randomness: ["init", "participation"],
-        live: false, rows_known: true,
+        live: true, rows_known: true,
         one_step: None;
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [

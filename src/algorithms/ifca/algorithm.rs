@@ -24,6 +24,7 @@ use crate::params::LocalSolver;
 use crate::seed_streams::{stream, Purpose};
 use nalgebra::DMatrix;
 use rand::RngExt;
+use std::borrow::Cow;
 
 /// Restart `restart`'s initial models (`d × k`) from `stream(seed, Purpose::Init, restart)`.
 pub fn init_models(
@@ -186,12 +187,12 @@ pub(crate) const IFCA: &str = "IFCA";
 /// restart's draws from the master seed).
 #[derive(Clone, Debug)]
 pub struct RestartRounds<'a> {
-    p: &'a IfcaParams,
-    theta0: &'a DMatrix<f64>,
+    p: Cow<'a, IfcaParams>,
+    theta0: Cow<'a, DMatrix<f64>>,
     prox: Option<Vec<ProxFactor>>,
     seed: u64,
     restart: usize,
-    schedule: Option<&'a Schedule>,
+    schedule: Option<Cow<'a, Schedule>>,
 }
 
 impl<'a> RestartRounds<'a> {
@@ -208,6 +209,24 @@ impl<'a> RestartRounds<'a> {
         restart: usize,
         schedule: Option<&'a Schedule>,
     ) -> Result<Self> {
+        Self::from_parts(
+            fed,
+            Cow::Borrowed(p),
+            Cow::Borrowed(theta0),
+            seed,
+            restart,
+            schedule.map(Cow::Borrowed),
+        )
+    }
+
+    fn from_parts(
+        fed: &Federation,
+        p: Cow<'a, IfcaParams>,
+        theta0: Cow<'a, DMatrix<f64>>,
+        seed: u64,
+        restart: usize,
+        schedule: Option<Cow<'a, Schedule>>,
+    ) -> Result<Self> {
         let prox = match (p.option, p.local.local_solver) {
             (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
             _ => None,
@@ -223,6 +242,31 @@ impl<'a> RestartRounds<'a> {
     }
 }
 
+impl RestartRounds<'static> {
+    /// [`RestartRounds::new`] owning its parameters, start and schedule, so that a live run
+    /// ([`crate::engine::live::Live`]) can hold it between rounds.
+    ///
+    /// # Errors
+    /// As [`RestartRounds::new`].
+    pub fn owned(
+        fed: &Federation,
+        p: IfcaParams,
+        theta0: DMatrix<f64>,
+        seed: u64,
+        restart: usize,
+        schedule: Option<Schedule>,
+    ) -> Result<Self> {
+        Self::from_parts(
+            fed,
+            Cow::Owned(p),
+            Cow::Owned(theta0),
+            seed,
+            restart,
+            schedule.map(Cow::Owned),
+        )
+    }
+}
+
 impl RoundSolver for RestartRounds<'_> {
     type State = ModelState;
 
@@ -233,15 +277,19 @@ impl RoundSolver for RestartRounds<'_> {
     /// The restart's start and every client's choice at it. The start is given, so neither
     /// the seed nor supplied randomness is read.
     fn init(&self, fed: &Federation, _seed: u64, _given: &Randomness) -> Result<ModelState> {
-        let labels = assign_clusters(fed, self.theta0);
-        Ok(ModelState::start(self.theta0.clone(), labels, ()))
+        let labels = assign_clusters(fed, &self.theta0);
+        Ok(ModelState::start(
+            self.theta0.clone().into_owned(),
+            labels,
+            (),
+        ))
     }
 
     /// [`ifca_round`] on round `t`'s participants of this restart.
     fn next_round(&self, fed: &Federation, s: ModelState) -> Result<ModelState> {
-        let (p, m) = (self.p, fed.num_clients());
+        let (p, m) = (&*self.p, fed.num_clients());
         let part = round_participants(
-            self.schedule,
+            self.schedule.as_deref(),
             self.seed,
             self.restart,
             s.round,

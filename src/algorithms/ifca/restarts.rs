@@ -4,10 +4,10 @@
 //! participants are drawn from the master seed or supplied from files. With more than one
 //! restart the restarts run in lock-step batches ([`run_restarts_batch`]: each round one pass
 //! over the data serves the whole batch), each equal, bit for bit, to the driven restart alone
-//! ([`run_restart_with`]).
+//! ([`run_restart_with`](super::algorithm::run_restart_with)).
 
 use super::algorithm::{
-    ifca_round_batch, init_models, round_comm, run_restart_with, IfcaParams, IFCA,
+    ifca_round_batch, init_models, round_comm, IfcaParams, RestartRounds, IFCA,
 };
 use crate::params::AlgorithmKind;
 use crate::params::{IfcaConfig, IfcaOption};
@@ -16,9 +16,11 @@ use crate::engine::local_update::prox_factors;
 
 use crate::engine::client_pass::training_loss;
 use crate::engine::client_pass::{assign_clusters_batch, training_losses};
-use crate::engine::contract::WithRandomness;
+use crate::engine::contract::{LiveRun, WithRandomness};
 use crate::engine::contract::{RunOutput, Termination};
 use crate::engine::executor::check_finite_iterate;
+use crate::engine::executor::{ModelState, RoundSolver};
+use crate::engine::live::{drive, Live, Output};
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
@@ -42,7 +44,7 @@ pub struct RestartOutcome {
 /// Restarts `ids` (their indices in the run: they select the participation draws) from
 /// `starts`, in lock-step: every round, one pass over the data serves all restarts still
 /// running ([`ifca_round_batch`]); a restart whose iterate becomes non-finite leaves the batch
-/// with [`FedmixError::Divergence`]. Each outcome equals [`run_restart_with`] on that restart
+/// with [`FedmixError::Divergence`]. Each outcome equals [`run_restart_with`](super::algorithm::run_restart_with) on that restart
 /// alone — models, labels, error and communication — bit for bit.
 ///
 /// # Errors
@@ -178,6 +180,147 @@ impl Ifca {
     }
 }
 
+/// What the `R > 1` restarts chose ([`Ifca::run_restarts`]).
+struct Restarts {
+    /// The restart with the lowest final training loss (ties → the lowest index).
+    chosen: usize,
+    /// Every restart's final training loss (∞: diverged).
+    losses: Vec<f64>,
+    /// The communication of every restart's rounds.
+    comm_all: Comm,
+    /// The chosen restart's batched result (identical to a re-run).
+    result: Option<(DMatrix<f64>, Vec<usize>)>,
+}
+
+/// The run's output: the chosen restart's final state and the summary of every restart.
+fn ifca_output(
+    p: IfcaParams,
+    r: Restarts,
+    theta_hat: DMatrix<f64>,
+    labels: Vec<usize>,
+    termination: Termination,
+) -> RunOutput {
+    let ifca = IfcaSummary {
+        params: p,
+        restart_training_losses: r.losses.iter().map(|&l| LossOrDiverged(l)).collect(),
+        chosen_restart: r.chosen,
+        selection: "lowest final training loss (ties → lowest restart index)",
+        communication_all_restarts: r.comm_all,
+    };
+    RunOutput {
+        theta_hat,
+        labels,
+        termination,
+        summary: RunSummary::Ifca { ifca },
+    }
+}
+
+impl Ifca {
+    /// With `R > 1` restarts: every restart quietly, in lock-step batches of
+    /// `replicate_batch` (identical to one at a time), then the choice.
+    ///
+    /// # Errors
+    /// The first divergence when every restart diverged; FedProx factorisation errors.
+    fn run_restarts(
+        &self,
+        p: &IfcaParams,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+    ) -> Result<Restarts> {
+        let schedule = given.participation.as_ref().map(|s| &s.value);
+        let mut losses = Vec::with_capacity(p.restarts);
+        let mut comm_all = Comm::default();
+        let mut first_err = None;
+        let mut reused: Vec<Option<(DMatrix<f64>, Vec<usize>)>> = Vec::new();
+        let starts = (0..p.restarts)
+            .map(|r| self.start(p, fed, seed, r, given))
+            .collect::<Result<Vec<_>>>()?;
+        let ids: Vec<usize> = (0..p.restarts).collect();
+        for group in ids.chunks(self.params.replicate_batch.max(1)) {
+            let outcomes = run_restarts_batch(
+                fed,
+                p,
+                &starts[group[0]..group[0] + group.len()],
+                group,
+                seed,
+                schedule,
+            )?;
+            let mut finals = Vec::new();
+            for o in outcomes {
+                comm_all = comm_all.merge(o.comm);
+                match o.result {
+                    Ok(done) => finals.push(Some(done)),
+                    Err(e @ FedmixError::Divergence { .. }) => {
+                        finals.push(None);
+                        first_err.get_or_insert(e);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let done: Vec<&DMatrix<f64>> = finals.iter().flatten().map(|f| &f.0).collect();
+            let mut l = training_losses(fed, &done).into_iter();
+            losses.extend(finals.iter().map(|f| {
+                f.as_ref().map_or(f64::INFINITY, |_| {
+                    l.next().expect("one loss per finished restart")
+                })
+            }));
+            reused.extend(finals);
+        }
+        let chosen = argmin(&losses);
+        if !losses[chosen].is_finite() {
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+        }
+        Ok(Restarts {
+            chosen,
+            losses,
+            comm_all,
+            result: reused.swap_remove(chosen),
+        })
+    }
+
+    /// The reported restart's rounds as a live run: restart 0 with one restart (its loss and
+    /// communication taken at the end), otherwise the restart `restarts` chose, re-run from its
+    /// start — what the run records.
+    fn live_run(
+        &self,
+        p: IfcaParams,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        restarts: Option<Restarts>,
+    ) -> Result<Box<dyn LiveRun>> {
+        let chosen = restarts.as_ref().map_or(0, |r| r.chosen);
+        let theta0 = self.start(&p, fed, seed, chosen, given)?;
+        let schedule = given.participation.as_ref().map(|s| s.value.clone());
+        let rounds = RestartRounds::owned(fed, p.clone(), theta0, seed, chosen, schedule.clone())?;
+        let start = rounds.init(fed, seed, given)?;
+        let max = p.local.rounds;
+        let output: Output<ModelState> = Box::new(move |fed, done| {
+            let r = restarts.unwrap_or_else(|| {
+                // One restart: its loss, and the communication of the rounds it ran (what
+                // its trace rows record).
+                let m = fed.num_clients();
+                let comm_all = (0..done.state.round).fold(Comm::default(), |a, t| {
+                    let n =
+                        round_participants(schedule.as_ref(), seed, 0, t, m, p.participation).len();
+                    a.merge(round_comm(n, p.k, fed.d()))
+                });
+                Restarts {
+                    chosen: 0,
+                    losses: vec![training_loss(fed, &done.state.theta)],
+                    comm_all,
+                    result: None,
+                }
+            });
+            ifca_output(p, r, done.state.theta, done.state.labels, done.termination)
+        });
+        Ok(Box::new(Live::new(rounds, start, max, output)))
+    }
+}
+
 impl WithRandomness for Ifca {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Ifca
@@ -192,111 +335,41 @@ impl WithRandomness for Ifca {
     ) -> Result<RunOutput> {
         let p = IfcaParams::resolve(&self.params, fed)?;
         self.check_given(&p, fed, given)?;
-        let schedule = given.participation.as_ref().map(|s| &s.value);
-        let mut losses = Vec::with_capacity(p.restarts);
-        let mut comm_all = Comm::default();
-        let mut first_err = None;
-        let mut kept = None;
-        let mut reused: Vec<Option<(DMatrix<f64>, Vec<usize>)>> = Vec::new();
         if p.restarts == 1 {
-            let theta0 = self.start(&p, fed, seed, 0, given)?;
-            let before = rec.rows.len();
-            let result = run_restart_with(fed, &p, &theta0, seed, 0, schedule, rec);
-            comm_all = rec.rows[before..]
-                .iter()
-                .fold(Comm::default(), |a, row| a.merge(row.comm));
-            match result {
-                Ok((theta, labels)) => {
-                    losses.push(training_loss(fed, &theta));
-                    kept = Some((theta, labels));
-                }
-                Err(e @ FedmixError::Divergence { .. }) => {
-                    losses.push(f64::INFINITY);
-                    first_err.get_or_insert(e);
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            // Restarts run quietly in lock-step batches (identical to one at a time); the
-            // chosen restart is then re-run with the caller's recorder.
-            let starts = (0..p.restarts)
-                .map(|r| self.start(&p, fed, seed, r, given))
-                .collect::<Result<Vec<_>>>()?;
-            let ids: Vec<usize> = (0..p.restarts).collect();
-            for group in ids.chunks(self.params.replicate_batch.max(1)) {
-                let outcomes = run_restarts_batch(
-                    fed,
-                    &p,
-                    &starts[group[0]..group[0] + group.len()],
-                    group,
-                    seed,
-                    schedule,
-                )?;
-                let mut finals = Vec::new();
-                for o in outcomes {
-                    comm_all = comm_all.merge(o.comm);
-                    match o.result {
-                        Ok(done) => finals.push(Some(done)),
-                        Err(e @ FedmixError::Divergence { .. }) => {
-                            finals.push(None);
-                            first_err.get_or_insert(e);
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                let done: Vec<&DMatrix<f64>> = finals.iter().flatten().map(|f| &f.0).collect();
-                let mut l = training_losses(fed, &done).into_iter();
-                losses.extend(finals.iter().map(|f| {
-                    f.as_ref().map_or(f64::INFINITY, |_| {
-                        l.next().expect("one loss per finished restart")
-                    })
-                }));
-                reused.extend(finals);
-            }
+            return drive(self.live_run(p, fed, seed, given, None)?, fed, rec);
         }
-        let chosen = argmin(&losses);
-        if !losses[chosen].is_finite() {
-            if let Some(e) = first_err {
-                return Err(e);
-            }
-        }
+        let mut r = self.run_restarts(&p, fed, seed, given)?;
         // A recorder that needs no models gets the chosen restart's batched result (identical
         // to a re-run) with its communication rows instead of a re-run.
-        if kept.is_none() && !rec.needs_models() {
-            if let Some(done) = reused.get_mut(chosen).and_then(Option::take) {
+        if !rec.needs_models() {
+            if let Some((theta_hat, labels)) = r.result.take() {
+                let schedule = given.participation.as_ref().map(|s| &s.value);
+                let m = fed.num_clients();
                 for t in 0..p.local.rounds {
-                    let m = fed.num_clients();
-                    let n = round_participants(schedule, seed, chosen, t, m, p.participation).len();
+                    let n =
+                        round_participants(schedule, seed, r.chosen, t, m, p.participation).len();
                     rec.comm_round(Phase::Phase2, round_comm(n, p.k, fed.d()));
                 }
-                kept = Some(done);
+                return Ok(ifca_output(p, r, theta_hat, labels, Termination::MaxRounds));
             }
         }
-        let (theta_hat, labels) = match kept {
-            Some(k) => k,
-            None => run_restart_with(
-                fed,
-                &p,
-                &self.start(&p, fed, seed, chosen, given)?,
-                seed,
-                chosen,
-                schedule,
-                rec,
-            )?,
+        drive(self.live_run(p, fed, seed, given, Some(r))?, fed, rec)
+    }
+
+    fn live_with(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        given: &Randomness,
+        _rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
+        let p = IfcaParams::resolve(&self.params, fed)?;
+        self.check_given(&p, fed, given)?;
+        let restarts = match p.restarts {
+            1 => None,
+            _ => Some(self.run_restarts(&p, fed, seed, given)?),
         };
-        let ifca = IfcaSummary {
-            params: p,
-            restart_training_losses: losses.iter().map(|&l| LossOrDiverged(l)).collect(),
-            chosen_restart: chosen,
-            selection: "lowest final training loss (ties → lowest restart index)",
-            communication_all_restarts: comm_all,
-        };
-        Ok(RunOutput {
-            theta_hat,
-            labels,
-            termination: Termination::MaxRounds,
-            summary: RunSummary::Ifca { ifca },
-        })
+        self.live_run(p, fed, seed, given, restarts).map(Some)
     }
 
     /// The initial models of every restart (`R × k × d`, or `k × d` with one restart) and, with
