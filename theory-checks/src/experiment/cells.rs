@@ -116,6 +116,18 @@ pub fn needs_traces(e: &Experiment) -> bool {
 /// Data generation errors (the cell's parameters were checked by [`Experiment::plan`]; this
 /// fails only on e.g. memory limits). Algorithm errors are recorded per series.
 pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
+    run_cell_keeping(plan, cell, vec![None; plan.experiment.series.len()])
+}
+
+/// [`run_cell`] running only the series without a result in `kept` (indexed by series): a cell
+/// computed before series were added keeps its finished series. Each series depends on the
+/// cell's data and seed alone (two-phase series sharing a Phase 1 are bit-identical to each
+/// alone), so the merged cell equals one computed whole.
+fn run_cell_keeping(
+    plan: &Plan,
+    cell: &CellSpec,
+    kept: Vec<Option<SeriesResult>>,
+) -> Result<CellResult> {
     let e = &plan.experiment;
     let data = synthetic::generate_named(&e.setting, cell.seed, &cell.data)?;
     let fed = &data.train;
@@ -128,9 +140,12 @@ pub fn run_cell(plan: &Plan, cell: &CellSpec) -> Result<CellResult> {
             Recorder::quiet()
         }
     };
-    let mut results: Vec<Option<SeriesResult>> = vec![None; e.series.len()];
+    let mut results = kept;
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, (s, cfg)) in e.series.iter().zip(&cell.configs).enumerate() {
+        if results[i].is_some() {
+            continue;
+        }
         if let AlgorithmParams::TwoPhase(p) = cfg {
             match phase1_key(p, fed) {
                 Ok(key) => match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -196,11 +211,12 @@ pub fn cell_path(out: &Path, cell: &CellSpec) -> PathBuf {
     out.join("cells").join(format!("{}.json", cell.id))
 }
 
-/// Read a cell file, checking that it was computed from `cell`'s specification.
-///
-/// # Errors
-/// [`FedmixError::Malformed`] for unreadable JSON or a different specification.
-pub fn read_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
+/// The message of a cell computed from another definition.
+const OTHER_DEFINITION: &str = "this cell was computed from a different experiment definition \
+    or profile; use a fresh output directory (or --force to recompute)";
+
+/// A cell file as stored (format upgraded), unchecked against the plan.
+fn parse_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
     let text = std::fs::read_to_string(path).map_err(|e| FedmixError::io(path, e))?;
     let malformed = |e: serde_json::Error| FedmixError::Malformed {
         path: path.into(),
@@ -209,16 +225,84 @@ pub fn read_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
     let mut v: serde_json::Value = serde_json::from_str(&text).map_err(malformed)?;
     let kinds: Vec<_> = cell.configs.iter().map(AlgorithmParams::kind).collect();
     upgrade_cell(&mut v, &kinds);
-    let r: CellResult = serde_json::from_value(v).map_err(malformed)?;
+    serde_json::from_value(v).map_err(malformed)
+}
+
+/// Read a cell file, checking that it was computed from `cell`'s specification.
+///
+/// # Errors
+/// [`FedmixError::Malformed`] for unreadable JSON or a different specification.
+pub fn read_cell(path: &Path, cell: &CellSpec) -> Result<CellResult> {
+    let r = parse_cell(path, cell)?;
     if r.version != FORMAT_VERSION || r.cell != *cell {
         return Err(FedmixError::Malformed {
             path: path.into(),
-            message: "this cell was computed from a different experiment definition or \
-                      profile; use a fresh output directory (or --force to recompute)"
-                .into(),
+            message: OTHER_DEFINITION.into(),
         });
     }
     Ok(r)
+}
+
+/// A cell on disk, against its specification in `plan`.
+enum OnDisk {
+    /// Computed from this specification.
+    Complete,
+    /// Computed before series were appended or inserted: its results by the plan's series
+    /// index, `None` for the series to run.
+    Extends(Vec<Option<SeriesResult>>),
+}
+
+/// Check the cell at `path` against `cell` of `plan`: equal, or the same cell of the same
+/// experiment and profile computed when the experiment had fewer series — every stored series
+/// present in the plan under its label with the same parameters (its result then stands: a
+/// series depends on the cell's data and seed alone).
+///
+/// # Errors
+/// [`FedmixError::Malformed`] for unreadable JSON or any other difference (a changed series,
+/// data, seed, profile or format).
+fn check_cell(path: &Path, plan: &Plan, cell: &CellSpec) -> Result<OnDisk> {
+    let r = parse_cell(path, cell)?;
+    if r.version == FORMAT_VERSION && r.cell == *cell {
+        return Ok(OnDisk::Complete);
+    }
+    let other = || FedmixError::Malformed {
+        path: path.into(),
+        message: format!(
+            "{OTHER_DEFINITION} (a cell computed before series were added is extended by \
+             --resume; one whose other parts differ is not)"
+        ),
+    };
+    let same_cell = r.version == FORMAT_VERSION
+        && r.experiment == plan.experiment.name
+        && r.profile == plan.profile
+        && r.cell.id == cell.id
+        && r.cell.x == cell.x
+        && r.cell.variant == cell.variant
+        && r.cell.seed == cell.seed
+        && r.cell.data == cell.data
+        && r.series.len() == r.cell.configs.len()
+        && r.series.len() < cell.configs.len();
+    if !same_cell {
+        return Err(other());
+    }
+    let labels: Vec<&str> = plan
+        .experiment
+        .series
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    let mut kept: Vec<Option<SeriesResult>> = vec![None; labels.len()];
+    for (stored, config) in r.series.into_iter().zip(&r.cell.configs) {
+        let i = labels
+            .iter()
+            .position(|l| *l == stored.label)
+            .ok_or_else(other)?;
+        if kept[i].is_some() || cell.configs[i] != *config {
+            return Err(other());
+        }
+        kept[i] = Some(stored);
+    }
+    Ok(OnDisk::Extends(kept))
 }
 
 /// What [`run_plan`] did.
@@ -276,10 +360,12 @@ pub fn run_plan(
                         .into(),
                 });
             }
-            read_cell(&path, cell)?;
-            report.skipped += 1;
+            match check_cell(&path, plan, cell)? {
+                OnDisk::Complete => report.skipped += 1,
+                OnDisk::Extends(kept) => todo.push((c, kept)),
+            }
         } else {
-            todo.push(c);
+            todo.push((c, vec![None; plan.experiment.series.len()]));
         }
     }
     let total = todo.len();
@@ -298,8 +384,9 @@ pub fn run_plan(
                 if i >= total || first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                     return;
                 }
-                let cell = &plan.cells[todo[i]];
-                let res = run_cell(plan, cell).and_then(|r| write_json(&cell_path(out, cell), &r));
+                let cell = &plan.cells[todo[i].0];
+                let res = run_cell_keeping(plan, cell, todo[i].1.clone())
+                    .and_then(|r| write_json(&cell_path(out, cell), &r));
                 match res {
                     Ok(()) => {
                         let d = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -406,5 +493,107 @@ fn upgrade_plan(v: &mut serde_json::Value) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(series: &str) -> Plan {
+        let text = format!(
+            r#"
+name = "t"
+title = "t"
+paper = "t"
+claim = "t"
+setting = "sxy-balanced"
+data = {{ d = 4, clients = 12, samples = 20 }}
+[axis]
+parameter = "sigma"
+target = "data"
+label = "σ"
+values = [0.1, 0.5]
+[profiles.quick]
+seeds = 2
+config = {{ rounds = 10 }}
+{series}
+[[figures]]
+name = "f"
+kind = "sweep"
+metric = "distance"
+"#
+        );
+        toml::from_str::<Experiment>(&text)
+            .unwrap()
+            .plan("quick")
+            .unwrap()
+    }
+
+    fn series(label: &str, algorithm: &str, config: &str) -> String {
+        format!("[[series]]\nlabel = \"{label}\"\nalgorithm = \"{algorithm}\"\nconfig = {{ {config} }}\n")
+    }
+
+    /// A series added to an experiment (here inserted between two) runs alone in each finished
+    /// cell under `--resume`, and the cell then equals one computed whole; a cell whose kept
+    /// series changed, or that has more series than the plan, is refused.
+    #[test]
+    fn resume_extends_cells_computed_before_a_series_was_added() {
+        let dir = std::env::temp_dir().join(format!("fedmix-extend-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = RunOptions {
+            shard: (1, 1),
+            resume: true,
+            force: false,
+            jobs: 1,
+            stop_after: None,
+        };
+        let quiet = |_: usize, _: usize, _: &str| {};
+        let (p2, oracle) = (
+            series("phase2", "phase2", "local_steps = 2"),
+            series("oracle", "oracle", ""),
+        );
+        let before = plan(&format!("{p2}{oracle}"));
+        let r = run_plan(&before, &dir, &opts, &quiet).unwrap();
+        assert_eq!((r.ran, r.skipped), (before.cells.len(), 0));
+        let after = plan(&format!("{p2}{}{oracle}", series("fedavg", "fedavg", "")));
+        let r = run_plan(&after, &dir, &opts, &quiet).unwrap();
+        assert_eq!((r.ran, r.skipped), (after.cells.len(), 0));
+        for cell in &after.cells {
+            let merged = read_cell(&cell_path(&dir, cell), cell).unwrap();
+            assert_eq!(merged, run_cell(&after, cell).unwrap(), "{}", cell.id);
+            assert!(merged.series.iter().all(|s| s.error.is_none()));
+        }
+        let r = run_plan(&after, &dir, &opts, &quiet).unwrap();
+        assert_eq!((r.ran, r.skipped), (0, after.cells.len()));
+        let changed = plan(&format!(
+            "{p2}{}{oracle}",
+            series("fedavg", "fedavg", "local_steps = 3")
+        ));
+        let fewer = plan(&p2);
+        for refused in [changed, fewer] {
+            match run_plan(&refused, &dir, &opts, &quiet) {
+                Err(FedmixError::Malformed { message, .. }) => {
+                    assert!(
+                        message.contains("different experiment definition"),
+                        "{message}"
+                    )
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // A kept series whose parameters changed is not an extension either.
+        std::fs::remove_dir_all(&dir).ok();
+        run_plan(&before, &dir, &opts, &quiet).unwrap();
+        let kept_changed = plan(&format!(
+            "{}{}{oracle}",
+            series("phase2", "phase2", "local_steps = 3"),
+            series("fedavg", "fedavg", "")
+        ));
+        assert!(matches!(
+            run_plan(&kept_changed, &dir, &opts, &quiet),
+            Err(FedmixError::Malformed { .. })
+        ));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
