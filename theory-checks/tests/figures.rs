@@ -324,6 +324,24 @@ fn grouped_problems(els: &[El]) -> Vec<String> {
             }
         }
     }
+    // A legend box inside a panel (its centre within the extent of the panel's drawn
+    // elements) speaks for that panel: its entries must be drawn there, not only elsewhere.
+    let host = (b.len() == 4)
+        .then(|| (b[0] + b[2] / 2.0, b[1] + b[3] / 2.0))
+        .and_then(|(cx, cy)| {
+            panels.iter().find_map(|(i, pe)| {
+                let pts: Vec<(f64, f64)> = pe.iter().flat_map(|e| e.points()).collect();
+                let lo = pts.iter().fold((f64::INFINITY, f64::INFINITY), |a, q| {
+                    (a.0.min(q.0), a.1.min(q.1))
+                });
+                let hi = pts
+                    .iter()
+                    .fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |a, q| {
+                        (a.0.max(q.0), a.1.max(q.1))
+                    });
+                (cx >= lo.0 && cx <= hi.0 && cy >= lo.1 && cy <= hi.1).then(|| i.clone())
+            })
+        });
     for (label, sample) in &entries {
         let style = if sample
             .iter()
@@ -343,6 +361,17 @@ fn grouped_problems(els: &[El]) -> Vec<String> {
             p.push(format!(
                 "legend entry `{label}` {style:?}: no series drawn in its style"
             ));
+        } else if let Some(h) = &host {
+            let here = all.iter().any(|(i, s)| {
+                i == h
+                    && (s.style == style
+                        || (s.style.1 == "none" && s.style.0 == style.0 && s.style.2 == style.2))
+            });
+            if !here {
+                p.push(format!(
+                    "legend entry `{label}` inside panel {h}: not drawn in that panel"
+                ));
+            }
         }
     }
     if b.len() == 4 {
@@ -460,6 +489,23 @@ fn the_old_eight_series_figure_fails() {
         p.contains(&"panel 0: 8 bands (at most 5)".to_string()),
         "{p:?}"
     );
+}
+
+/// The SR-FCA linear-setting misclustering figure as the renderer drew it before legends were
+/// placed only in a panel that draws every entry: two panels (SR-FCA and IFCA; SR-FCA, one-shot,
+/// CFL, FedSoft), one legend inside the second listing the IFCA series drawn only in the
+/// first. The check rejects it.
+#[test]
+fn a_legend_inside_a_panel_listing_another_panels_series_fails() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/srfca-linear-misclustering-old.svg");
+    let p = problems(&std::fs::read_to_string(path).expect("read svg"));
+    let foreign: Vec<&String> = p
+        .iter()
+        .filter(|m| m.contains("not drawn in that panel"))
+        .collect();
+    assert_eq!(foreign.len(), 2, "{p:?}");
+    assert!(foreign.iter().all(|m| m.contains("IFCA")), "{p:?}");
 }
 
 /// Figures drawn through the library with the defects the check is for: six series in a panel,

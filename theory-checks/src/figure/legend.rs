@@ -1,5 +1,5 @@
-//! The legend: one entry per distinct series (and the shading), drawn inside a panel where it
-//! covers no drawn mark ([`place`]), otherwise below the panels in columns.
+//! The legend: one entry per distinct series (and the shading), drawn inside a panel that draws
+//! every entry, where it covers no drawn mark ([`place`]), otherwise below the panels in columns.
 
 use super::geometry::Geom;
 use super::groups::{Groups, Res};
@@ -122,20 +122,28 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
 }
 
 /// Where a one-column legend of `entries` entries, `w` pixels wide, covers no drawn mark: the
-/// top-left pixel of the first free spot, trying the panels from the last, in each the top,
-/// bottom and middle rows from the right, left and centre; `None` when no panel has room.
-pub(super) fn place(geoms: &[Geom], w: i32, entries: usize) -> Option<(f64, f64)> {
+/// top-left pixel of the first free spot, trying the panels that may hold it (`hosts`, by
+/// panel) from the last, in each the top, bottom and middle rows from the right, left and
+/// centre; `None` when no such panel has room.
+pub(super) fn place(geoms: &[Geom], hosts: &[bool], w: i32, entries: usize) -> Option<(f64, f64)> {
     let h = entries as i32 * ROW + 8;
-    geoms.iter().rev().find_map(|geom| {
-        let (x0, y0, x1, y1) = geom.rect;
-        let (w, h) = (f64::from(w + 8), f64::from(h));
-        let inset = 6.0;
-        let xs = [x1 - w - inset, x0 + inset, (x0 + x1 - w) / 2.0];
-        let ys = [y0 + inset, y1 - h - inset, (y0 + y1 - h) / 2.0];
-        ys.iter()
-            .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
-            .find(|&(x, y)| {
-                x >= x0 && x + w <= x1 && geom.free((x - 3.0, y - 3.0, x + w + 3.0, y + h + 3.0))
-            })
-    })
+    geoms
+        .iter()
+        .zip(hosts)
+        .rev()
+        .filter(|(_, &host)| host)
+        .find_map(|(geom, _)| {
+            let (x0, y0, x1, y1) = geom.rect;
+            let (w, h) = (f64::from(w + 8), f64::from(h));
+            let inset = 6.0;
+            let xs = [x1 - w - inset, x0 + inset, (x0 + x1 - w) / 2.0];
+            let ys = [y0 + inset, y1 - h - inset, (y0 + y1 - h) / 2.0];
+            ys.iter()
+                .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
+                .find(|&(x, y)| {
+                    x >= x0
+                        && x + w <= x1
+                        && geom.free((x - 3.0, y - 3.0, x + w + 3.0, y + h + 3.0))
+                })
+        })
 }

@@ -85,7 +85,22 @@ fn render_once(plot: &Plot, below: Option<(usize, i32)>) -> Res<Option<String>> 
                 draw_legend(&root, &g, &entries, (x, y), cols, col_w, false)?;
             }
             None => {
-                let spot = place(&geoms, w, entries.len());
+                // A legend inside a panel speaks for that panel: only a panel that draws every
+                // entry may hold it (otherwise it goes below the panels).
+                let hosts: Vec<bool> = plot
+                    .panels
+                    .iter()
+                    .map(|panel| {
+                        entries.iter().all(|(label, style, ..)| {
+                            style.is_none()
+                                || panel
+                                    .series
+                                    .iter()
+                                    .any(|s| s.label == *label && Some(s.style) == *style)
+                        })
+                    })
+                    .collect();
+                let spot = place(&geoms, &hosts, w, entries.len());
                 let Some((x, y)) = spot else {
                     return Ok(None);
                 };
@@ -98,8 +113,8 @@ fn render_once(plot: &Plot, below: Option<(usize, i32)>) -> Res<Option<String>> 
     Ok(Some(resolve(&buf, &tags)))
 }
 
-/// Render `plot` as an SVG file at `path`: the legend inside a panel where it covers no drawn
-/// mark, otherwise below the panels in columns.
+/// Render `plot` as an SVG file at `path`: the legend inside a panel that draws every entry,
+/// where it covers no drawn mark, otherwise below the panels in columns.
 ///
 /// # Errors
 /// A message from plotters or the file system.
