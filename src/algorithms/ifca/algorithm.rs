@@ -179,6 +179,21 @@ pub fn run_restart(
     run_restart_with(fed, p, theta0, seed, restart, None, rec)
 }
 
+/// Option II's FedProx factors (IFCA Algorithm 2, option II with the FedProx local solver),
+/// computed once per run and shared by every round and restart; `None` for the other options.
+///
+/// # Errors
+/// The factorisation's.
+pub(crate) fn ifca_prox_factors(
+    fed: &Federation,
+    p: &IfcaParams,
+) -> Result<Option<Vec<ProxFactor>>> {
+    Ok(match (p.option, p.local.local_solver) {
+        (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
+        _ => None,
+    })
+}
+
 /// The name IFCA's divergence reports.
 pub(crate) const IFCA: &str = "IFCA";
 
@@ -227,10 +242,7 @@ impl<'a> RestartRounds<'a> {
         restart: usize,
         schedule: Option<Cow<'a, Schedule>>,
     ) -> Result<Self> {
-        let prox = match (p.option, p.local.local_solver) {
-            (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
-            _ => None,
-        };
+        let prox = ifca_prox_factors(fed, &p)?;
         Ok(Self {
             p,
             theta0,

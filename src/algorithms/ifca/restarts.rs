@@ -7,12 +7,10 @@
 //! ([`run_restart_with`](super::algorithm::run_restart_with)).
 
 use super::algorithm::{
-    ifca_round_batch, init_models, round_comm, IfcaParams, RestartRounds, IFCA,
+    ifca_prox_factors, ifca_round_batch, init_models, round_comm, IfcaParams, RestartRounds, IFCA,
 };
 use crate::params::AlgorithmKind;
-use crate::params::{IfcaConfig, IfcaOption};
-
-use crate::engine::local_update::prox_factors;
+use crate::params::IfcaConfig;
 
 use crate::engine::client_pass::training_loss;
 use crate::engine::client_pass::{assign_clusters_batch, training_losses};
@@ -29,7 +27,6 @@ use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::LocalSolver;
 use nalgebra::DMatrix;
 
 /// What one restart of [`run_restarts_batch`] produced.
@@ -61,10 +58,7 @@ pub fn run_restarts_batch(
     schedule: Option<&Schedule>,
 ) -> Result<Vec<RestartOutcome>> {
     assert_eq!(starts.len(), ids.len(), "one start per restart");
-    let prox = match (p.option, p.local.local_solver) {
-        (IfcaOption::Model, LocalSolver::Fedprox) => Some(prox_factors(fed, p.step)?),
-        _ => None,
-    };
+    let prox = ifca_prox_factors(fed, p)?;
     let m = fed.num_clients();
     let refs: Vec<&DMatrix<f64>> = starts.iter().collect();
     let mut state: Vec<RestartOutcome> = starts
