@@ -407,3 +407,48 @@ fn a_planted_back_edge_and_a_planted_cycle_are_caught() {
     );
     assert!(violations(&files).is_empty());
 }
+
+/// `docs/ARCHITECTURE.md`'s recipe for adding an algorithm counts the files the change touches
+/// ("Counted: … : N files."): every file it names exists, each resolving to one file of the
+/// tree, and the count is the names plus the experiment file. A renamed or moved file, or a
+/// count not updated, fails here.
+#[test]
+fn the_recipes_file_list_names_files_of_the_tree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("doc");
+    let start = doc.find("\nCounted: ").expect("the recipe's Counted: list");
+    let rest = &doc[start..];
+    let end = rest.find(" files.").expect("…: N files.");
+    let list = &rest[..end];
+    let (names, count) = list.rsplit_once(": ").expect("names: N");
+    let count: usize = count.trim().parse().expect("a file count");
+    let names: Vec<&str> = names.split('`').skip(1).step_by(2).collect();
+    assert!(
+        names.len() >= 10,
+        "the list should name the files it counts: {names:?}"
+    );
+    assert!(
+        list.contains("the experiment file"),
+        "the experiment file is counted without a name"
+    );
+    assert_eq!(
+        count,
+        names.len() + 1,
+        "the stated count is the named files plus the experiment file: {names:?}"
+    );
+    let roots = [
+        "",
+        "src/",
+        "src/params/",
+        "src/algorithms/",
+        "theory-checks/src/",
+    ];
+    for name in names {
+        let found: Vec<String> = roots
+            .iter()
+            .map(|r| format!("{r}{name}"))
+            .filter(|p| root.join(p).is_file())
+            .collect();
+        assert_eq!(found.len(), 1, "`{name}` resolves to {found:?}");
+    }
+}
