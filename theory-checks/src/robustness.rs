@@ -234,6 +234,17 @@ pub fn markdown(table: &[Robustness], profile: &str, (a, b): (u64, u64), secs: f
             &format!(" (check, seed) outcomes computed by: {}.", list.join(", ")),
         );
     }
+    let span = usize::try_from(b.saturating_sub(a) + 1).unwrap_or(usize::MAX);
+    if table.iter().any(|r| r.seeds < span) {
+        md.insert_str(
+            md.find("| check |").unwrap_or(md.len()),
+            &format!(
+                "*Rows counting fewer than {span} seeds are not computed at every seed of the \
+                 range yet (a run in progress, continued by `--resume`); their rates are over \
+                 the seeds they have.*\n\n"
+            ),
+        );
+    }
     let seeds = |s: &[u64]| -> String {
         if s.is_empty() {
             "—".into()
@@ -339,5 +350,36 @@ mod tests {
         let back: SeedOutcome = serde_json::from_str(&text).unwrap();
         assert!(back.statistic.is_nan() && back.bound.is_nan());
         assert_eq!(back.verdict(), Verdict::Fail);
+    }
+
+    /// A run in progress rewrites the files after every seed: each row counts the seeds it has
+    /// over the whole range (the checks not selected keep their counts), and the text says
+    /// which rows are partial.
+    #[test]
+    fn a_partial_run_counts_each_row_over_the_seeds_it_has() {
+        let mut table = vec![
+            Robustness::new(
+                "done".into(),
+                (1..=20).map(|s| outcome(s, true, false)).collect(),
+            ),
+            Robustness::new(
+                "running".into(),
+                (1..=4).map(|s| outcome(s, true, false)).collect(),
+            ),
+        ];
+        for row in &mut table {
+            row.recount((1, 20));
+        }
+        assert_eq!((table[0].passes, table[0].seeds), (20, 20));
+        assert_eq!((table[1].passes, table[1].seeds), (4, 4));
+        let md = markdown(&table, "full", (1, 20), 1.0);
+        assert!(
+            md.contains("| done | 20/20 |") && md.contains("| running | 4/4 |"),
+            "{md}"
+        );
+        assert!(md.contains("Rows counting fewer than 20 seeds"), "{md}");
+        assert!(md.find("Rows counting").unwrap() < md.find("| check |").unwrap());
+        table.truncate(1);
+        assert!(!markdown(&table, "full", (1, 20), 1.0).contains("Rows counting"));
     }
 }
