@@ -99,8 +99,9 @@ pub fn write_reports(
          from a fail. How many master seeds each \
          check passes: [seed-robustness.md](seed-robustness.md) (quick profile, \
          `-- --seeds 1..20`); fail and inconclusive rates with Wilson intervals beside α at 100 \
-         master seeds never used to design a check: [false-failure/seed-robustness.md](false-failure/seed-robustness.md) \
-         (`-- --seeds 2001..2100 --out docs/theory/false-failure --resume`); how precisely each slope is measured and how often it would reject \
+         master seeds never used to design a check: [false-failure/](false-failure/README.md) (18 checks at \
+         seeds 2001..2100, `-- --seeds 2001..2100 --out docs/theory/false-failure --resume`; the six \
+         redesigned after failing there at fresh seeds 3001..3100, `false-failure/redesigned/`); how precisely each slope is measured and how often it would reject \
          an exponent off by 0.25: [power.md](power.md) (same run); both for the rate checks at the \
          full profile: [full-profile/seed-robustness.md](full-profile/seed-robustness.md) and \
          [full-profile/power.md](full-profile/power.md) (`-- --profile full --seeds 1..20 --only \
