@@ -44,6 +44,10 @@ pub struct Prepared {
     /// Phase 2's parameters resolved on the data (the step `η` of the default rule computed
     /// once): the summary's `eta`, the constants and `validate`'s update rule read them.
     phase2: Phase2Params,
+    /// `params` with Phase 2's step fixed to `phase2.eta`
+    /// ([`AlgorithmParams::with_step_of`]): what the algorithm and its one-step stepper are
+    /// built from. `params` itself stays as given, for the keys a run reports.
+    run_params: AlgorithmParams,
 }
 
 /// A run stepped round by round ([`Prepared::session`]): its [`LiveRun`] and the recorder its
@@ -156,18 +160,23 @@ pub fn prepare(
     export: bool,
 ) -> Result<Prepared> {
     let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
+    // `η` is resolved here, once; the algorithm, its randomness export and `validate`'s
+    // one-step stepper are built from the parameters with that `η` fixed.
+    let phase2 = params.phase2(&ds.train);
+    let run_params = params.with_step_of(&phase2);
     let resolved = match export {
-        true => Some(resolve(&params, &ds.train, seed, &given, sigma)?),
+        true => Some(resolve(&run_params, &ds.train, seed, &given, sigma)?),
         false => None,
     };
     let alg = build_with(
-        &params,
+        &run_params,
         resolved.clone().unwrap_or_else(|| given.clone()),
         sigma,
     )?;
     Ok(Prepared {
         kind: params.kind(),
-        phase2: params.phase2(&ds.train),
+        phase2,
+        run_params,
         params,
         alg,
         given,
@@ -337,7 +346,7 @@ impl Prepared {
         let (ds, seed) = (&*self.ds, self.seed);
         let fed = &ds.train;
         let sigma = ds.manifest.parameters.as_ref().map(|p| p.sigma);
-        let step = round_step(&self.params, fed, seed, &self.given, sigma, &out)?;
+        let step = round_step(&self.run_params, fed, seed, &self.given, sigma, &out)?;
         let stepper = step.stepper(fed)?;
         compare_one_step(
             &self.update_rule(),

@@ -182,6 +182,21 @@ impl AlgorithmParams {
         }
     }
 
+    /// These parameters with Phase 2's step fixed to `phase2.eta`, the value [`Self::phase2`]
+    /// resolved on the data: an algorithm built from them reads that `η` instead of evaluating
+    /// SXY22 §4.2's default rule `η = γ / max_i ‖φ_i‖²/n_i` a second time — the same number,
+    /// so nothing the run computes changes. Unchanged where the algorithm has no Phase 2 step,
+    /// or where the resolved `η` is not a valid `eta` (degenerate data: the algorithm then
+    /// reports its own error, as without this).
+    pub fn with_step_of(&self, phase2: &Phase2Params) -> Self {
+        if self.phase2_config().is_none() {
+            return self.clone();
+        }
+        let mut t = self.key_table();
+        t.eta = Some(phase2.eta);
+        Self::from_table(self.kind(), &t).unwrap_or_else(|_| self.clone())
+    }
+
     /// SXY22 Phase 1's configuration, where the algorithm has a Phase 1.
     pub fn phase1_config(&self) -> Option<Phase1Config> {
         match self {
@@ -280,6 +295,41 @@ mod tests {
             &[("ifca_option", "gradient"), ("restarts", "4"), ("k", "2")],
         );
         assert_eq!(p.ifca_option(), Some(IfcaOption::Gradient));
+    }
+
+    /// `with_step_of` fixes `eta` to the resolved step and changes no other key: for every
+    /// kind with a Phase 2 step, the default rule's `η` on a federation becomes `eta`, the
+    /// parameters resolve to the same `Phase2Params` bit for bit, and the keys differ only in
+    /// `eta` (and `eta_gamma`, which a fixed `eta` overrides); a kind without one is unchanged.
+    #[test]
+    fn the_step_fixed_once_is_the_rules_step() {
+        let fed = crate::synthetic::train_federation("sxy-balanced", 2, &[("clients", "20")]);
+        for kind in AlgorithmKind::ALL {
+            let p = AlgorithmParams::default_for(kind);
+            let resolved = p.phase2(&fed);
+            let pinned = p.with_step_of(&resolved);
+            let Some(config) = pinned.phase2_config() else {
+                assert_eq!(pinned, p, "{kind}");
+                continue;
+            };
+            assert!(
+                p.eta_from_rule() || !keys_of(kind).contains(&"eta"),
+                "{kind}"
+            );
+            assert_eq!(config.step, StepRule::Fixed(resolved.eta), "{kind}");
+            let again = pinned.phase2(&fed);
+            assert_eq!(again.eta.to_bits(), resolved.eta.to_bits(), "{kind}");
+            assert_eq!(again, resolved, "{kind}");
+            let (mut a, mut b) = (p.keys(), pinned.keys());
+            for k in ["eta", "eta_gamma"] {
+                a.remove(k);
+                b.remove(k);
+            }
+            assert_eq!(a, b, "{kind}");
+        }
+        // An explicit `eta` stays as given.
+        let p = parsed_round_trip(AlgorithmKind::Ifca, &[("eta", "0.05")]);
+        assert_eq!(p.with_step_of(&p.phase2(&fed)), p);
     }
 
     /// A serialised value with a key its algorithm does not read, or without its algorithm,
