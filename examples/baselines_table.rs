@@ -22,13 +22,14 @@
 //! a time — same results).
 
 use fedmix::algorithms::cfl::Cfl;
+use fedmix::algorithms::cfl::CflSummary;
 use fedmix::algorithms::ifca::{official_success, Ifca, IfcaOfficial, OfficialParams};
 use fedmix::algorithms::one_shot::OneShot;
 use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::algorithms::sr_fca::SrfcaSummary;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
-use fedmix::engine::summary::RunSummary;
 use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
@@ -232,13 +233,11 @@ fn srfca(cfg: &Params) {
         let sr = SrFca { params: cfg.srfca };
         let sr_cell = match sr.run_detailed(&fed, &mut Recorder::quiet()) {
             Ok((out, rep)) => {
-                let strict = match &out.summary {
-                    RunSummary::SrFca { sr_fca } => {
-                        sr_fca.misclustering_unassigned_as_errors.as_ref()
-                    }
-                    _ => None,
-                }
-                .map_or("–".into(), |m| format!("{:.2}", m.clients));
+                let strict = out
+                    .summary
+                    .get::<SrfcaSummary>("sr_fca")
+                    .and_then(|s| s.misclustering_unassigned_as_errors.as_ref())
+                    .map_or("–".into(), |m| format!("{:.2}", m.clients));
                 format!(
                     "{} | {:.3} | {:?} | {} | {strict} | {}",
                     out.theta_hat.ncols(),
@@ -341,7 +340,7 @@ fn cfl(cfg: &Params) {
                 .run(&fed, seed, &mut Recorder::quiet())
                 .expect("CFL runs");
             kh.push(out.theta_hat.ncols().to_string());
-            let RunSummary::Cfl { cfl } = &out.summary else {
+            let Some(cfl) = out.summary.get::<CflSummary>("cfl") else {
                 panic!("cfl reports a CFL summary")
             };
             sp.push(cfl.splits.len().to_string());

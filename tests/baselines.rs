@@ -4,6 +4,7 @@
 //! `tests/fedsoft.rs`): determinism, client-order invariance, clustering on well-separated data,
 //! oracle labels, SR-FCA recovery, CFL's index mapping, typed errors, and the CLI names.
 
+use fedmix::algorithms::cfl::CflSummary;
 use fedmix::algorithms::cfl::{Cfl, Split};
 use fedmix::algorithms::fedavg::FedAvg;
 use fedmix::algorithms::fedsoft::FedSoft;
@@ -14,7 +15,6 @@ use fedmix::algorithms::oracle_labels::OracleLabels;
 use fedmix::algorithms::sr_fca::SrFca;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
-use fedmix::engine::summary::RunSummary;
 use fedmix::error::FedmixError;
 use fedmix::federation::Federation;
 use fedmix::metrics::misclustering;
@@ -407,7 +407,7 @@ fn cfl_nested_splits_map_back_to_client_ids() {
     }
     .run(&fed, 1, &mut Recorder::quiet())
     .unwrap();
-    let RunSummary::Cfl { cfl } = &out.summary else {
+    let Some(cfl) = out.summary.get::<CflSummary>("cfl") else {
         panic!("cfl reports a CFL summary")
     };
     let splits: &[Split] = &cfl.splits;

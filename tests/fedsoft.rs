@@ -4,9 +4,9 @@
 //! summary reports the final importance weights and the personal models' error.
 
 use fedmix::algorithms::fedsoft::FedSoft;
+use fedmix::algorithms::fedsoft::FedSoftSummary;
 use fedmix::engine::contract::Algorithm;
 use fedmix::engine::recorder::Recorder;
-use fedmix::engine::summary::RunSummary;
 use fedmix::params::{FedSoftConfig, ParamGuard};
 use fedmix::synthetic::generate_named;
 use std::path::{Path, PathBuf};
@@ -127,7 +127,7 @@ fn recovers_two_separated_clusters_within_the_fixed_point_bound() {
         init: None,
     };
     let out = alg.run(fed, 1, &mut Recorder::quiet()).unwrap();
-    let RunSummary::FedSoft { fedsoft } = &out.summary else {
+    let Some(fedsoft) = out.summary.get::<FedSoftSummary>("fedsoft") else {
         panic!("fedsoft reports a FedSoft summary")
     };
     let p = fedsoft.params;

@@ -40,14 +40,14 @@
 use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
 use crate::params::AlgorithmKind;
 pub use crate::params::CflParams;
+use serde::Serialize;
 
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
 use crate::engine::executor::{ModelState, RoundSolver};
 use crate::engine::live::{drive, Live, Output};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Recorder};
-pub use crate::engine::summary::Split;
-use crate::engine::summary::{CflSummary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::CflConfig;
@@ -305,7 +305,7 @@ impl Cfl {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,
-                summary: RunSummary::Cfl { cfl },
+                summary: RunSummary::new().with("cfl", cfl),
             }
         });
         Ok(Box::new(Live::new(rounds, start, max, output)))
@@ -319,6 +319,34 @@ fn labels_of(m: usize, clusters: &[Vec<usize>]) -> Vec<usize> {
         ids.iter().for_each(|&i| labels[i] = c);
     }
     labels
+}
+
+/// CFL's parameters and the splits it made.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CflSummary {
+    /// Parameters.
+    pub params: CflParams,
+    /// Clusters at the end.
+    pub clusters_found: usize,
+    /// Every split.
+    pub splits: Vec<Split>,
+    /// Client ids of every final cluster.
+    pub clusters: Vec<Vec<usize>>,
+}
+
+/// One recorded split.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Split {
+    /// Round (1-based).
+    pub round: usize,
+    /// Client ids of the parent cluster.
+    pub parent: Vec<usize>,
+    /// Client ids of the two children.
+    pub children: (Vec<usize>, Vec<usize>),
+    /// `α_max^cross`.
+    pub alpha_max_cross: f64,
+    /// `‖mean update‖`, `max ‖update‖` at the split.
+    pub norms: (f64, f64),
 }
 
 #[cfg(test)]

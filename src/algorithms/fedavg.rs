@@ -18,6 +18,8 @@
 
 use crate::algorithms::fedx_clustering::aggregate_weighted;
 use crate::params::AlgorithmKind;
+use crate::params::Phase2Params;
+use serde::Serialize;
 
 use crate::engine::local_update::prox_factors;
 
@@ -30,7 +32,7 @@ use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Comm, Recorder};
-use crate::engine::summary::{FedAvgSummary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::FedAvgParams;
@@ -165,7 +167,7 @@ impl FedAvg {
             theta_hat: done.state.theta,
             labels: done.state.labels,
             termination: done.termination,
-            summary: RunSummary::Fedavg { fedavg },
+            summary: RunSummary::new().with("fedavg", fedavg),
         });
         Ok(Box::new(Live::new(rounds, start, max, output)))
     }
@@ -403,4 +405,13 @@ pub(crate) mod tests {
         );
         assert_eq!(rec.rows.len(), 0);
     }
+}
+
+/// FedAvg's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FedAvgSummary {
+    /// Local solver, step and rounds.
+    pub params: Phase2Params,
+    /// Fraction of clients per round.
+    pub participation: f64,
 }

@@ -14,11 +14,12 @@
 
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
-use crate::engine::summary::{LocalSummary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
 use nalgebra::{Cholesky, DMatrix, DVector};
+use serde::Serialize;
 
 use crate::params::LocalParams;
 
@@ -126,9 +127,20 @@ impl Algorithm for Local {
             theta_hat,
             labels,
             termination: Termination::Completed,
-            summary: RunSummary::Local { local },
+            summary: RunSummary::new().with("local", local),
         })
     }
+}
+
+/// The local baseline's estimator.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LocalSummary {
+    /// Ridge penalty (0: min-norm least squares).
+    pub ridge: f64,
+    /// "ridge" or "min-norm least squares".
+    pub estimator: &'static str,
+    /// How to read its distance.
+    pub note: &'static str,
 }
 
 #[cfg(test)]

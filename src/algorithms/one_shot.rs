@@ -18,11 +18,13 @@ use super::kmeans::kmeans;
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
-use crate::engine::summary::{KmeansSummary, OneShotSummary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
+use crate::params::Phase2Params;
 use crate::params::{resolve_k, OneShotParams};
+use serde::Serialize;
 
 /// One-shot clustering then FedAvg within clusters (`one-shot`).
 #[derive(Clone, Debug)]
@@ -69,7 +71,33 @@ impl Algorithm for OneShot {
             theta_hat,
             labels: km.labels,
             termination: Termination::MaxRounds,
-            summary: RunSummary::OneShot { one_shot },
+            summary: RunSummary::new().with("one_shot", one_shot),
         })
     }
+}
+
+/// One-shot clustering, then Phase 2.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OneShotSummary {
+    /// The clustering.
+    pub kmeans: KmeansSummary,
+    /// Ridge penalty of the local models.
+    pub local_ridge: f64,
+    /// Phase 2's parameters.
+    pub phase2: Phase2Params,
+}
+
+/// k-means on the local models.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KmeansSummary {
+    /// Final inertia of the kept start.
+    pub inertia: f64,
+    /// The kept start.
+    pub start: usize,
+    /// Lloyd iterations of the kept start.
+    pub lloyd_iterations: usize,
+    /// Final inertia of every start.
+    pub start_inertias: Vec<f64>,
+    /// Clients per cluster.
+    pub cluster_sizes: Vec<usize>,
 }

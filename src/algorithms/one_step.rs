@@ -20,6 +20,7 @@
 use super::fedavg::{FedAvg, FedAvgRounds};
 use super::fedx_clustering::Phase2Rounds;
 use super::ifca::{official_step, IfcaParams, RestartRounds};
+use super::ifca::{IfcaSummary, OfficialSummary};
 use super::registry::resolve;
 use super::two_phase::TwoPhase;
 use crate::engine::contract::RunOutput;
@@ -27,7 +28,6 @@ use crate::engine::executor::{Executor, ModelState, RoundSolver};
 use crate::engine::participation::Schedule;
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
-use crate::engine::summary::RunSummary;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::{AlgorithmKind, AlgorithmParams, Phase2Params};
@@ -190,7 +190,11 @@ pub fn round_step(
         p.check(fed)?;
         Ok(Rule::Phase2 { p, fixed })
     };
-    let (start, rule) = match (params, &out.summary) {
+    let parts = (
+        out.summary.get::<IfcaSummary>("ifca"),
+        out.summary.get::<OfficialSummary>("ifca_official"),
+    );
+    let (start, rule) = match (params, parts) {
         (AlgorithmParams::Phase2(_), _) => (init(0)?, phase2(None)?),
         (AlgorithmParams::Oracle(_), _) => {
             (fed.require_theta_star("the oracle")?.clone(), phase2(None)?)
@@ -207,7 +211,7 @@ pub fn round_step(
             let phase1 = alg.run_phase1_with(fed, seed, given, &mut Recorder::new(false))?;
             (phase1.theta_hat, phase2(None)?)
         }
-        (AlgorithmParams::Ifca(c), RunSummary::Ifca { ifca }) => {
+        (AlgorithmParams::Ifca(c), (Some(ifca), _)) => {
             let restart = ifca.chosen_restart;
             let theta0 = init(restart)?;
             let rule = Rule::Ifca {
@@ -219,7 +223,7 @@ pub fn round_step(
             };
             (theta0, rule)
         }
-        (AlgorithmParams::IfcaOfficial(_), RunSummary::IfcaOfficial { ifca_official }) => {
+        (AlgorithmParams::IfcaOfficial(_), (_, Some(ifca_official))) => {
             let run = &ifca_official.reported_run;
             (init(run.init)?, Rule::Official { lr: run.lr })
         }

@@ -54,10 +54,9 @@ impl OracleLabels {
                 theta_hat: done.state.theta,
                 labels: truth,
                 termination: done.termination,
-                summary: RunSummary::OracleLabels {
-                    phase2: p,
-                    labels: "fixed to the true labels",
-                },
+                summary: RunSummary::new()
+                    .with("phase2", p)
+                    .with("labels", "fixed to the true labels"),
             }),
         )?;
         Ok(live)

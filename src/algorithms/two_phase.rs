@@ -13,6 +13,7 @@ use crate::algorithms::fedmd::{phase1_randomness, run_fedmd_with, FedMdOutput};
 use crate::engine::init::{check_init, random_init, single_init};
 use crate::params::AlgorithmKind;
 use crate::params::{resolve_k, Phase2OnlyParams, TwoPhaseParams};
+use serde::Serialize;
 
 use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job, Phase2Rounds};
 use crate::engine::contract::{LiveRun, WithRandomness};
@@ -20,7 +21,7 @@ use crate::engine::contract::{RunOutput, Termination};
 use crate::engine::live::drive;
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::Recorder;
-use crate::engine::summary::{Phase1Summary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics;
@@ -190,10 +191,9 @@ fn phase2_output(
         theta_hat,
         labels,
         termination: Termination::MaxRounds,
-        summary: RunSummary::TwoPhase {
-            phase1: phase1_summary(fed, p1, phase1),
-            phase2: *p2,
-        },
+        summary: RunSummary::new()
+            .with("phase1", phase1_summary(fed, p1, phase1))
+            .with("phase2", *p2),
     }
 }
 
@@ -245,10 +245,7 @@ impl WithRandomness for TwoPhase {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,
-                summary: RunSummary::TwoPhase {
-                    phase1: summary,
-                    phase2: p2,
-                },
+                summary: RunSummary::new().with("phase1", summary).with("phase2", p2),
             }),
         )?;
         Ok(Some(live))
@@ -313,7 +310,7 @@ impl Phase2Only {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,
-                summary: RunSummary::Phase2 { phase2: p2 },
+                summary: RunSummary::new().with("phase2", p2),
             }),
         )
     }
@@ -361,4 +358,22 @@ impl WithRandomness for Phase2Only {
             ..Randomness::default()
         })
     }
+}
+
+/// Phase 1 of the two-phase algorithm (SXY22 Algorithm 1): parameters and outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Phase1Summary {
+    /// Phase 1's parameters.
+    pub params: FedMdParams,
+    /// Anchor client ids, in `H` order.
+    pub anchors: Vec<usize>,
+    /// Connected components found by the `Δ/2` rule.
+    pub components_found: usize,
+    /// Clients left out of the subspace step for having `n_i < 2`.
+    #[serde(rename = "excluded_clients_n_lt_2")]
+    pub excluded_clients: usize,
+    /// `Δ` used.
+    pub separation: f64,
+    /// Distance (SXY22 eq. 6) of Phase 1's models to `θ*`, when `θ*` is known.
+    pub phase1_distance: Option<f64>,
 }

@@ -1,14 +1,14 @@
-//! What each algorithm reports about its own run, typed: one [`RunSummary`] variant per
-//! algorithm, written to `summary.json` beside the facts every run shares
-//! ([`crate::runner::Prepared::summary`]). The field names are the JSON keys.
+//! What each algorithm reports about its own run, typed: a [`RunSummary`] of named parts,
+//! written to `summary.json` beside the facts every run shares
+//! ([`crate::runner::Prepared::summary`]). Each part's type is declared in its algorithm's own
+//! file (`IfcaSummary` in `algorithms/ifca/restarts.rs`, `CflSummary` in `algorithms/cfl.rs`,
+//! …); its field names are the JSON keys.
 
-use crate::engine::recorder::Comm;
-use crate::metrics::{ErrorSummary, MajorityMisclustering};
-use crate::params::{
-    CflParams, FedMdParams, FedSoftParams, IfcaParams, OfficialParams, Phase2Params, SrfcaParams,
-};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
+use std::any::Any;
+use std::fmt::Debug;
+use std::sync::Arc;
 
 /// A training loss as summaries write it: the value, or `"diverged"` when it is not finite.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,308 +23,88 @@ impl Serialize for LossOrDiverged {
     }
 }
 
-/// What an algorithm reports about its run, one variant per algorithm; serialised as the
-/// top-level keys it adds to `summary.json` (`phase1`/`phase2`, `ifca`, `sr_fca`, …).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum RunSummary {
-    /// `two-phase`: Phase 1 (SXY22 Algorithm 1) and the Phase 2 parameters.
-    TwoPhase {
-        /// Phase 1's parameters and outcome.
-        phase1: Phase1Summary,
-        /// Phase 2's parameters.
-        phase2: Phase2Params,
-    },
-    /// `phase2`, `oracle`: Phase 2 alone from given or random models.
-    Phase2 {
-        /// Phase 2's parameters.
-        phase2: Phase2Params,
-    },
-    /// `oracle-labels`: Phase 2's local solver with the labels fixed to the truth.
-    OracleLabels {
-        /// Phase 2's parameters.
-        phase2: Phase2Params,
-        /// Always "fixed to the true labels".
-        labels: &'static str,
-    },
-    /// `ifca` (IFCA Algorithm 2 with restarts).
-    Ifca {
-        /// Parameters, restarts and the choice among them.
-        ifca: IfcaSummary,
-    },
-    /// `ifca-official` (the authors' protocol).
-    IfcaOfficial {
-        /// Parameters, every run of the grid and the verdict.
-        ifca_official: OfficialSummary,
-    },
-    /// `fedavg`: one global model.
-    Fedavg {
-        /// Parameters.
-        fedavg: FedAvgSummary,
-    },
-    /// `local`: one model per client.
-    Local {
-        /// The estimator.
-        local: LocalSummary,
-    },
-    /// `one-shot`: k-means on local models, then Phase 2.
-    OneShot {
-        /// The clustering and the Phase 2 parameters.
-        one_shot: OneShotSummary,
-    },
-    /// `sr-fca` (SR-FCA Algorithm 1).
-    SrFca {
-        /// Parameters and what the run found.
-        sr_fca: SrfcaSummary,
-    },
-    /// `cfl` (Sattler et al. Algorithm 1).
-    Cfl {
-        /// Parameters and the splits made.
-        cfl: CflSummary,
-    },
-    /// `fedsoft` (Ruan & Joe-Wong 2022).
-    FedSoft {
-        /// Parameters, the final importance weights and the personal models' error.
-        fedsoft: FedSoftSummary,
-    },
+/// What an algorithm reports about its run: the top-level keys it adds to `summary.json`
+/// (`phase1`/`phase2`, `ifca`, `sr_fca`, …), each holding a typed part that the algorithm
+/// builds. Open: an algorithm adds its parts with [`RunSummary::with`] and needs no variant
+/// here; a typed reader takes a part back by key and type ([`RunSummary::get`]).
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    parts: Vec<(&'static str, Arc<dyn SummaryPart>)>,
 }
 
-impl RunSummary {
-    /// The keys this summary adds to `summary.json`.
-    pub fn to_map(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        }
+/// A part of a [`RunSummary`]: any serialisable value (its JSON is the key's value).
+pub trait SummaryPart: Debug + Send + Sync + 'static {
+    /// The part as JSON.
+    fn to_value(&self) -> Value;
+    /// The part, for [`RunSummary::get`]'s downcast.
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Serialize + Debug + Send + Sync + 'static> SummaryPart for T {
+    fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
-/// Phase 1 of the two-phase algorithm (SXY22 Algorithm 1): parameters and outcome.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Phase1Summary {
-    /// Phase 1's parameters.
-    pub params: FedMdParams,
-    /// Anchor client ids, in `H` order.
-    pub anchors: Vec<usize>,
-    /// Connected components found by the `Δ/2` rule.
-    pub components_found: usize,
-    /// Clients left out of the subspace step for having `n_i < 2`.
-    #[serde(rename = "excluded_clients_n_lt_2")]
-    pub excluded_clients: usize,
-    /// `Δ` used.
-    pub separation: f64,
-    /// Distance (SXY22 eq. 6) of Phase 1's models to `θ*`, when `θ*` is known.
-    pub phase1_distance: Option<f64>,
+impl RunSummary {
+    /// A summary without parts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// This summary with `part` under `key` (replacing a part of the same key).
+    pub fn with<T: SummaryPart>(mut self, key: &'static str, part: T) -> Self {
+        self.parts.retain(|(k, _)| *k != key);
+        self.parts.push((key, Arc::new(part)));
+        self
+    }
+
+    /// The part under `key`, if there is one of type `T`.
+    pub fn get<T: 'static>(&self, key: &str) -> Option<&T> {
+        self.parts
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, part)| part.as_any().downcast_ref::<T>())
+    }
+
+    /// The keys this summary adds to `summary.json`.
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.parts
+            .iter()
+            .map(|(k, part)| (k.to_string(), part.to_value()))
+            .collect()
+    }
 }
 
-/// IFCA with restarts: the final training loss of every restart and the one kept.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct IfcaSummary {
-    /// Parameters.
-    pub params: IfcaParams,
-    /// Final training loss of every restart.
-    pub restart_training_losses: Vec<LossOrDiverged>,
-    /// The restart reported.
-    pub chosen_restart: usize,
-    /// How it was chosen.
-    pub selection: &'static str,
-    /// Communication summed over every restart (the trace has the chosen one's).
-    pub communication_all_restarts: Comm,
+/// Equal when the JSON written is equal, text for text (so a float differs by its bits, the
+/// shortest round-trip representation naming each).
+impl PartialEq for RunSummary {
+    fn eq(&self, other: &Self) -> bool {
+        let text = |s: &Self| serde_json::to_string(&s.to_map()).unwrap_or_default();
+        text(self) == text(other)
+    }
 }
 
-/// One run of the official protocol's grid.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OfficialRunSummary {
-    /// Init seed.
-    pub init: usize,
-    /// Learning rate.
-    pub lr: f64,
-    /// Final official `min_dist` (`null` when NaN).
-    pub min_dist: f64,
-    /// Final training loss.
-    pub training_loss: LossOrDiverged,
-    /// Iteration at which the run diverged, if it did.
-    pub diverged_at: Option<usize>,
-}
-
-/// The run the official protocol reports.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ReportedRun {
-    /// Init seed.
-    pub init: usize,
-    /// Learning rate.
-    pub lr: f64,
-    /// How it was chosen.
-    pub selection: &'static str,
-}
-
-/// The run a user without `θ*` would pick: lowest training loss.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TrainingLossChoice {
-    /// Init seed.
-    pub init: usize,
-    /// Learning rate.
-    pub lr: f64,
-    /// Its final official `min_dist`.
-    pub min_dist: f64,
-    /// `min_dist < threshold`.
-    pub success: bool,
-}
-
-/// IFCA's official protocol (`ifca-official`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OfficialSummary {
-    /// Parameters.
-    pub params: OfficialParams,
-    /// The data seed's verdict.
-    pub verdict: OfficialVerdict,
-    /// Every run, in official loop order.
-    pub runs: Vec<OfficialRunSummary>,
-    /// The run reported.
-    pub reported_run: ReportedRun,
-    /// The run chosen by training loss.
-    pub training_loss_choice: TrainingLossChoice,
-}
-
-/// FedAvg's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FedAvgSummary {
-    /// Local solver, step and rounds.
-    pub params: Phase2Params,
-    /// Fraction of clients per round.
-    pub participation: f64,
-}
-
-/// The local baseline's estimator.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LocalSummary {
-    /// Ridge penalty (0: min-norm least squares).
-    pub ridge: f64,
-    /// "ridge" or "min-norm least squares".
-    pub estimator: &'static str,
-    /// How to read its distance.
-    pub note: &'static str,
-}
-
-/// k-means on the local models.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct KmeansSummary {
-    /// Final inertia of the kept start.
-    pub inertia: f64,
-    /// The kept start.
-    pub start: usize,
-    /// Lloyd iterations of the kept start.
-    pub lloyd_iterations: usize,
-    /// Final inertia of every start.
-    pub start_inertias: Vec<f64>,
-    /// Clients per cluster.
-    pub cluster_sizes: Vec<usize>,
-}
-
-/// One-shot clustering, then Phase 2.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OneShotSummary {
-    /// The clustering.
-    pub kmeans: KmeansSummary,
-    /// Ridge penalty of the local models.
-    pub local_ridge: f64,
-    /// Phase 2's parameters.
-    pub phase2: Phase2Params,
-}
-
-/// SR-FCA's parameters and what the run found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SrfcaSummary {
-    /// Parameters.
-    pub params: SrfcaParams,
-    /// Clusters at the end.
-    pub clusters_found: usize,
-    /// Clients unassigned at the end.
-    pub unassigned_clients: usize,
-    /// Per stage.
-    pub report: SrfcaReport,
-    /// SRFCA Definition 3.1 misclustering counting unassigned clients as errors.
-    pub misclustering_unassigned_as_errors: Option<MajorityMisclustering>,
-    /// How the output labels treat unassigned clients.
-    pub output_labels: &'static str,
-}
-
-/// CFL's parameters and the splits it made.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CflSummary {
-    /// Parameters.
-    pub params: CflParams,
-    /// Clusters at the end.
-    pub clusters_found: usize,
-    /// Every split.
-    pub splits: Vec<Split>,
-    /// Client ids of every final cluster.
-    pub clusters: Vec<Vec<usize>>,
-}
-
-/// FedSoft's parameters, its final importance weights and how far the personal models are from
-/// their own clusters' true models.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FedSoftSummary {
-    /// Parameters.
-    pub params: FedSoftParams,
-    /// Every client's importance weights `(u_i1 … u_ik)` from the last estimation (row i is
-    /// client i; the output labels are their argmax, ties → lowest s).
-    pub importance_weights: Vec<Vec<f64>>,
-    /// The round whose start made the last estimation (1-based; 0 with no round run: the
-    /// estimate at the start).
-    pub last_estimation_round: usize,
-    /// `‖w_i − θ*_{z_i}‖` over the clients (personal model against the client's own true
-    /// cluster model), when `θ*` and the true labels are known.
-    pub personal_model_error: Option<ErrorSummary>,
-}
-
-/// The official summary's verdict for one data seed (`run_p2_r_noise.py::summarize`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct OfficialVerdict {
-    /// The official `min_value`: the smallest non-NaN final `min_dist`, or the sentinel `-1`
-    /// when every run is NaN.
-    pub min_value: f64,
-    /// `min_value < threshold`.
-    pub success: bool,
-    /// Every run ended NaN.
-    pub all_nan: bool,
-}
-
-/// What one SR-FCA run found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SrfcaReport {
-    /// Threshold used.
-    pub lambda: f64,
-    /// Whether λ came from the quantile rule.
-    pub lambda_from_quantile: bool,
-    /// Clusters after ONE_SHOT and after each REFINE step.
-    pub clusters_per_stage: Vec<usize>,
-    /// Unassigned clients after ONE_SHOT and after each REFINE step.
-    pub unassigned_per_stage: Vec<usize>,
-    /// Clients unassigned at the end (served the nearest model in the output labels).
-    pub unassigned_ids: Vec<usize>,
-}
-
-/// One recorded split.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Split {
-    /// Round (1-based).
-    pub round: usize,
-    /// Client ids of the parent cluster.
-    pub parent: Vec<usize>,
-    /// Client ids of the two children.
-    pub children: (Vec<usize>, Vec<usize>),
-    /// `α_max^cross`.
-    pub alpha_max_cross: f64,
-    /// `‖mean update‖`, `max ‖update‖` at the split.
-    pub norms: (f64, f64),
+impl Serialize for RunSummary {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.to_map().serialize(s)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Phase2Params;
     use serde_json::json;
+
+    /// A part of another type (an algorithm's own summary struct).
+    #[derive(Debug, PartialEq, Serialize)]
+    struct Note {
+        text: &'static str,
+    }
 
     #[test]
     fn a_non_finite_loss_is_written_as_diverged() {
@@ -335,7 +115,7 @@ mod tests {
     }
 
     #[test]
-    fn each_variant_adds_its_own_top_level_keys() {
+    fn each_part_adds_its_own_top_level_key() {
         let p2 = Phase2Params {
             eta: 0.1,
             local_steps: 5,
@@ -343,19 +123,30 @@ mod tests {
             rounds: 3,
         };
         let keys = |s: &RunSummary| s.to_map().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&RunSummary::Phase2 { phase2: p2 }), ["phase2"]);
+        let phase2 = RunSummary::new().with("phase2", p2);
+        assert_eq!(keys(&phase2), ["phase2"]);
+        let labels = phase2.clone().with("labels", "fixed to the true labels");
+        assert_eq!(keys(&labels), ["labels", "phase2"]);
+        let note = Note { text: "min-norm" };
+        assert_eq!(keys(&RunSummary::new().with("local", note)), ["local"]);
+        // Parts read back by key and type; the wrong type or key gives nothing.
+        assert_eq!(labels.get::<Phase2Params>("phase2"), Some(&p2));
+        assert_eq!(labels.get::<Note>("phase2"), None);
+        assert_eq!(labels.get::<Phase2Params>("ifca"), None);
+        // A key set twice keeps the last part.
+        let twice = phase2
+            .clone()
+            .with("phase2", Phase2Params { rounds: 4, ..p2 });
         assert_eq!(
-            keys(&RunSummary::OracleLabels {
-                phase2: p2,
-                labels: "fixed to the true labels"
-            }),
-            ["labels", "phase2"]
+            twice.get::<Phase2Params>("phase2").map(|p| p.rounds),
+            Some(4)
         );
-        let local = LocalSummary {
-            ridge: 0.0,
-            estimator: "min-norm least squares",
-            note: "",
-        };
-        assert_eq!(keys(&RunSummary::Local { local }), ["local"]);
+        // Equality is the written JSON's: the same parts are equal, another value is not.
+        assert_eq!(phase2, RunSummary::new().with("phase2", p2));
+        assert_ne!(phase2, twice);
+        assert_ne!(
+            RunSummary::new().with("x", 0.0),
+            RunSummary::new().with("x", -0.0)
+        );
     }
 }

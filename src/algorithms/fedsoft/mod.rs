@@ -63,12 +63,14 @@ use crate::engine::live::{drive, Live, Output};
 use crate::engine::local_update::gradient_steps;
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Comm, Recorder};
-use crate::engine::summary::{FedSoftSummary, RunSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
+use crate::metrics::ErrorSummary;
 use crate::params::{AlgorithmKind, FedSoftConfig, FedSoftParams, Valid};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
+use serde::Serialize;
 
 /// Client `i`'s importance weights at the cluster models `c` (`d × k`): per sample, the model
 /// with the smallest squared residual (ties → lowest s); `u_is` = the fraction of its samples
@@ -324,7 +326,7 @@ impl FedSoft {
                 theta_hat: done.state.theta,
                 labels: done.state.labels,
                 termination: done.termination,
-                summary: RunSummary::FedSoft { fedsoft },
+                summary: RunSummary::new().with("fedsoft", fedsoft),
             }
         });
         Ok(Box::new(Live::new(rounds, start, max, output)))
@@ -371,6 +373,23 @@ impl WithRandomness for FedSoft {
             ..Randomness::default()
         })
     }
+}
+
+/// FedSoft's parameters, its final importance weights and how far the personal models are from
+/// their own clusters' true models.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FedSoftSummary {
+    /// Parameters.
+    pub params: FedSoftParams,
+    /// Every client's importance weights `(u_i1 … u_ik)` from the last estimation (row i is
+    /// client i; the output labels are their argmax, ties → lowest s).
+    pub importance_weights: Vec<Vec<f64>>,
+    /// The round whose start made the last estimation (1-based; 0 with no round run: the
+    /// estimate at the start).
+    pub last_estimation_round: usize,
+    /// `‖w_i − θ*_{z_i}‖` over the clients (personal model against the client's own true
+    /// cluster model), when `θ*` and the true labels are known.
+    pub personal_model_error: Option<ErrorSummary>,
 }
 
 #[cfg(test)]

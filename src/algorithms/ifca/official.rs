@@ -26,6 +26,7 @@
 use crate::algorithms::ifca::algorithm::{bernoulli_init, round_comm};
 use crate::params::AlgorithmKind;
 pub use crate::params::{OfficialParams, OFFICIAL_THRESHOLD_FACTOR};
+use serde::Serialize;
 
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
 use crate::engine::client_pass::training_loss;
@@ -35,11 +36,7 @@ use crate::engine::client_pass::{
 use crate::engine::contract::{RunOutput, Termination, WithRandomness};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Phase, Recorder};
-pub use crate::engine::summary::OfficialVerdict;
-use crate::engine::summary::{
-    LossOrDiverged, OfficialRunSummary, OfficialSummary, ReportedRun, RunSummary,
-    TrainingLossChoice,
-};
+use crate::engine::summary::{LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
@@ -424,7 +421,7 @@ impl WithRandomness for IfcaOfficial {
             theta_hat: chosen.theta,
             labels: chosen.labels,
             termination: Termination::Completed,
-            summary: RunSummary::IfcaOfficial { ifca_official },
+            summary: RunSummary::new().with("ifca_official", ifca_official),
         })
     }
 
@@ -444,6 +441,72 @@ impl WithRandomness for IfcaOfficial {
             ..Randomness::default()
         })
     }
+}
+
+/// IFCA's official protocol (`ifca-official`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OfficialSummary {
+    /// Parameters.
+    pub params: OfficialParams,
+    /// The data seed's verdict.
+    pub verdict: OfficialVerdict,
+    /// Every run, in official loop order.
+    pub runs: Vec<OfficialRunSummary>,
+    /// The run reported.
+    pub reported_run: ReportedRun,
+    /// The run chosen by training loss.
+    pub training_loss_choice: TrainingLossChoice,
+}
+
+/// One run of the official protocol's grid.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OfficialRunSummary {
+    /// Init seed.
+    pub init: usize,
+    /// Learning rate.
+    pub lr: f64,
+    /// Final official `min_dist` (`null` when NaN).
+    pub min_dist: f64,
+    /// Final training loss.
+    pub training_loss: LossOrDiverged,
+    /// Iteration at which the run diverged, if it did.
+    pub diverged_at: Option<usize>,
+}
+
+/// The run the official protocol reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReportedRun {
+    /// Init seed.
+    pub init: usize,
+    /// Learning rate.
+    pub lr: f64,
+    /// How it was chosen.
+    pub selection: &'static str,
+}
+
+/// The run a user without `θ*` would pick: lowest training loss.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrainingLossChoice {
+    /// Init seed.
+    pub init: usize,
+    /// Learning rate.
+    pub lr: f64,
+    /// Its final official `min_dist`.
+    pub min_dist: f64,
+    /// `min_dist < threshold`.
+    pub success: bool,
+}
+
+/// The official summary's verdict for one data seed (`run_p2_r_noise.py::summarize`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OfficialVerdict {
+    /// The official `min_value`: the smallest non-NaN final `min_dist`, or the sentinel `-1`
+    /// when every run is NaN.
+    pub min_value: f64,
+    /// `min_value < threshold`.
+    pub success: bool,
+    /// Every run ended NaN.
+    pub all_nan: bool,
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::algorithm::{
 };
 use crate::params::AlgorithmKind;
 use crate::params::IfcaConfig;
+use serde::Serialize;
 
 use crate::engine::client_pass::training_loss;
 use crate::engine::client_pass::{assign_clusters_batch, training_losses};
@@ -23,7 +24,7 @@ use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Comm, Phase, Recorder};
-use crate::engine::summary::{IfcaSummary, LossOrDiverged, RunSummary};
+use crate::engine::summary::{LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
@@ -205,7 +206,7 @@ fn ifca_output(
         theta_hat,
         labels,
         termination,
-        summary: RunSummary::Ifca { ifca },
+        summary: RunSummary::new().with("ifca", ifca),
     }
 }
 
@@ -401,6 +402,21 @@ impl WithRandomness for Ifca {
     }
 }
 
+/// IFCA with restarts: the final training loss of every restart and the one kept.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IfcaSummary {
+    /// Parameters.
+    pub params: IfcaParams,
+    /// Final training loss of every restart.
+    pub restart_training_losses: Vec<LossOrDiverged>,
+    /// The restart reported.
+    pub chosen_restart: usize,
+    /// How it was chosen.
+    pub selection: &'static str,
+    /// Communication summed over every restart (the trace has the chosen one's).
+    pub communication_all_restarts: Comm,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,7 +492,7 @@ mod tests {
         }
         .run(&fed, 11, &mut Recorder::quiet())
         .unwrap();
-        let RunSummary::Ifca { ifca } = &out.summary else {
+        let Some(ifca) = out.summary.get::<IfcaSummary>("ifca") else {
             panic!("ifca reports an IFCA summary")
         };
         let chosen = ifca.chosen_restart;
@@ -556,7 +572,7 @@ mod tests {
             }
             .run(&fed, 11, &mut rec)
             .unwrap();
-            let RunSummary::Ifca { ifca } = &out.summary else {
+            let Some(ifca) = out.summary.get::<IfcaSummary>("ifca") else {
                 panic!("ifca reports an IFCA summary")
             };
             let want = Comm {

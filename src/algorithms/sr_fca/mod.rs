@@ -57,10 +57,12 @@
 mod blocks;
 
 use crate::engine::local_update::{client_gradient, local_update};
+use crate::metrics::MajorityMisclustering;
 use crate::params::AlgorithmKind;
 pub use crate::params::SrfcaParams;
 use crate::params::{SrfcaConfig, SrfcaDist};
 pub use blocks::{components, project_ball, threshold, trimmed_mean};
+use serde::Serialize;
 
 use super::local::local_models;
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput, Termination};
@@ -68,8 +70,7 @@ use crate::engine::executor::{record_round, Executor, RoundSolver, RoundState};
 use crate::engine::live::{Live, Output};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Phase, Recorder};
-pub use crate::engine::summary::SrfcaReport;
-use crate::engine::summary::{RunSummary, SrfcaSummary};
+use crate::engine::summary::RunSummary;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::UNASSIGNED;
@@ -454,7 +455,7 @@ impl SrfcaRounds {
             theta_hat: omega,
             labels: served,
             termination,
-            summary: RunSummary::SrFca { sr_fca },
+            summary: RunSummary::new().with("sr_fca", sr_fca),
         };
         (out, report)
     }
@@ -585,6 +586,38 @@ impl Algorithm for SrFca {
             Box::new(move |fed, done| solver.finish(fed, done.state, done.termination).0);
         Ok(Some(Box::new(Live::new(rounds, start, usize::MAX, output))))
     }
+}
+
+/// SR-FCA's parameters and what the run found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SrfcaSummary {
+    /// Parameters.
+    pub params: SrfcaParams,
+    /// Clusters at the end.
+    pub clusters_found: usize,
+    /// Clients unassigned at the end.
+    pub unassigned_clients: usize,
+    /// Per stage.
+    pub report: SrfcaReport,
+    /// SRFCA Definition 3.1 misclustering counting unassigned clients as errors.
+    pub misclustering_unassigned_as_errors: Option<MajorityMisclustering>,
+    /// How the output labels treat unassigned clients.
+    pub output_labels: &'static str,
+}
+
+/// What one SR-FCA run found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SrfcaReport {
+    /// Threshold used.
+    pub lambda: f64,
+    /// Whether λ came from the quantile rule.
+    pub lambda_from_quantile: bool,
+    /// Clusters after ONE_SHOT and after each REFINE step.
+    pub clusters_per_stage: Vec<usize>,
+    /// Unassigned clients after ONE_SHOT and after each REFINE step.
+    pub unassigned_per_stage: Vec<usize>,
+    /// Clients unassigned at the end (served the nearest model in the output labels).
+    pub unassigned_ids: Vec<usize>,
 }
 
 #[cfg(test)]

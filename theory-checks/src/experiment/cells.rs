@@ -2,11 +2,11 @@
 //! resumable.
 
 use super::spec::*;
+use fedmix::algorithms::ifca::OfficialSummary;
 use fedmix::algorithms::two_phase::TwoPhase;
 use fedmix::engine::contract::RunOutput;
 use fedmix::engine::randomness::Randomness;
 use fedmix::engine::recorder::{Phase, Recorder};
-use fedmix::engine::summary::RunSummary;
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{prepare_output_dir, write_json};
 use fedmix::params::{AlgorithmParams, TwoPhaseParams};
@@ -76,10 +76,10 @@ fn series_result(
                 .get("misclustering_clients")
                 .and_then(serde_json::Value::as_f64);
             s.clusters = out.theta_hat.ncols();
-            s.official_success = match &out.summary {
-                RunSummary::IfcaOfficial { ifca_official } => Some(ifca_official.verdict.success),
-                _ => None,
-            };
+            s.official_success = out
+                .summary
+                .get::<OfficialSummary>("ifca_official")
+                .map(|o| o.verdict.success);
         }
     }
     s
