@@ -44,7 +44,7 @@ use serde::Serialize;
 
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
 use crate::engine::executor::{ModelState, RoundSolver};
-use crate::engine::live::{drive, Live, Output};
+use crate::engine::live::{Live, Output};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::{Comm, Recorder};
 use crate::engine::summary::RunSummary;
@@ -271,10 +271,6 @@ impl RoundSolver for CflRounds {
 impl Algorithm for Cfl {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Cfl
-    }
-
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        drive(self.live_run(fed, seed)?, fed, rec)
     }
 
     fn live(

@@ -27,7 +27,7 @@ use crate::engine::contract::RunOutput;
 use crate::engine::contract::{LiveRun, WithRandomness};
 use crate::engine::executor::{ModelState, RoundSolver};
 use crate::engine::init::{random_init, single_init};
-use crate::engine::live::{drive, Live, Output};
+use crate::engine::live::{Live, Output};
 use crate::engine::participation;
 use crate::engine::participation::{round_participants, Schedule};
 use crate::engine::randomness::{Randomness, Supplied};
@@ -176,16 +176,6 @@ impl FedAvg {
 impl WithRandomness for FedAvg {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::Fedavg
-    }
-
-    fn run_with(
-        &self,
-        fed: &Federation,
-        seed: u64,
-        given: &Randomness,
-        rec: &mut Recorder,
-    ) -> Result<RunOutput> {
-        drive(self.live_run(fed, seed, given)?, fed, rec)
     }
 
     fn live_with(

@@ -7,7 +7,6 @@
 
 use super::fedx_clustering::Phase2Rounds;
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
-use crate::engine::live::drive;
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::RunSummary;
 use crate::error::Result;
@@ -25,10 +24,6 @@ pub struct OracleLabels {
 impl Algorithm for OracleLabels {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::OracleLabels
-    }
-
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
-        drive(self.live_run(fed, seed)?, fed, rec)
     }
 
     fn live(

@@ -18,7 +18,6 @@ use serde::Serialize;
 use crate::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job, Phase2Rounds};
 use crate::engine::contract::{LiveRun, WithRandomness};
 use crate::engine::contract::{RunOutput, Termination};
-use crate::engine::live::drive;
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::Recorder;
 use crate::engine::summary::RunSummary;
@@ -323,16 +322,6 @@ impl WithRandomness for Phase2Only {
         } else {
             AlgorithmKind::Phase2
         }
-    }
-
-    fn run_with(
-        &self,
-        fed: &Federation,
-        seed: u64,
-        given: &Randomness,
-        rec: &mut Recorder,
-    ) -> Result<RunOutput> {
-        drive(self.phase2_live(fed, seed, given)?, fed, rec)
     }
 
     fn live_with(

@@ -79,11 +79,17 @@ pub trait Algorithm {
     fn name(&self) -> &'static str {
         self.kind().as_str()
     }
-    /// Run to completion.
+    /// Run to completion. Provided: its [`Algorithm::live`] run driven to its stop
+    /// ([`drive`]); an algorithm without a live run implements this instead.
     ///
     /// # Errors
     /// Any typed error of the algorithm (bad parameters for this federation, divergence…).
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput>;
+    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+        match self.live(fed, seed, rec)? {
+            Some(live) => drive(live, fed, rec),
+            None => Err(no_run(self.kind())),
+        }
+    }
 
     /// The run as a [`LiveRun`], before its first round, when its rounds are one executor
     /// loop (`None`: it runs only to completion). What precedes the loop (SXY22 Phase 1 for
@@ -109,7 +115,9 @@ pub trait WithRandomness {
     /// Which algorithm this is.
     fn kind(&self) -> AlgorithmKind;
 
-    /// Run, taking from `given` what it supplies and drawing the rest from `seed`.
+    /// Run, taking from `given` what it supplies and drawing the rest from `seed`. Provided:
+    /// its [`WithRandomness::live_with`] run driven to its stop ([`drive`]); an algorithm
+    /// without a live run implements this instead.
     ///
     /// # Errors
     /// As the algorithm; [`crate::error::FedmixError::InvalidRandomness`] for a supplied value that does not
@@ -120,7 +128,12 @@ pub trait WithRandomness {
         seed: u64,
         given: &Randomness,
         rec: &mut Recorder,
-    ) -> Result<RunOutput>;
+    ) -> Result<RunOutput> {
+        match self.live_with(fed, seed, given, rec)? {
+            Some(live) => drive(live, fed, rec),
+            None => Err(no_run(self.kind())),
+        }
+    }
 
     /// Every randomness the run would use: `given` where it supplies a value, the seed's draw
     /// otherwise. `run_with` fed the result reproduces `run_with` fed `given` bit for bit.
@@ -144,6 +157,35 @@ pub trait WithRandomness {
     }
 }
 
+/// Run `live` to its stop, recording every round in `rec`: what an algorithm's `run` is when
+/// its rounds are a [`LiveRun`].
+///
+/// # Errors
+/// The rounds' errors.
+pub fn drive(
+    mut live: Box<dyn LiveRun>,
+    fed: &Federation,
+    rec: &mut Recorder,
+) -> Result<RunOutput> {
+    loop {
+        while live.advance(fed, rec)? {}
+        match live.finish(fed) {
+            Ok(out) => return Ok(out),
+            Err(running) => live = running,
+        }
+    }
+}
+
+/// The error of an algorithm that implements neither a live run nor its own `run`: a
+/// programming error, reported as a typed error rather than a panic.
+fn no_run(kind: AlgorithmKind) -> crate::error::FedmixError {
+    crate::error::FedmixError::invalid(
+        "algorithm",
+        kind,
+        "implements neither a live run nor its own run (engine::contract)",
+    )
+}
+
 impl<T: WithRandomness> Algorithm for T {
     fn kind(&self) -> AlgorithmKind {
         WithRandomness::kind(self)
@@ -158,5 +200,35 @@ impl<T: WithRandomness> Algorithm for T {
         rec: &mut Recorder,
     ) -> Result<Option<Box<dyn LiveRun>>> {
         self.live_with(fed, seed, &Randomness::default(), rec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An algorithm that implements neither a live run nor `run`.
+    struct Neither;
+
+    impl Algorithm for Neither {
+        fn kind(&self) -> AlgorithmKind {
+            AlgorithmKind::Local
+        }
+    }
+
+    /// The provided `run` of an algorithm without a live run is a typed error naming it, not a
+    /// panic; with a live run it is that run driven to its stop (every live algorithm's
+    /// `tests/session.rs` case checks the bits).
+    #[test]
+    fn the_provided_run_needs_a_live_run() {
+        let fed = crate::synthetic::train_federation("sxy-balanced", 2, &[("clients", "4")]);
+        let err = Neither
+            .run(&fed, 1, &mut Recorder::quiet())
+            .expect_err("no live run");
+        let text = err.to_string();
+        assert!(
+            text.contains("local") && text.contains("live run"),
+            "{text}"
+        );
     }
 }

@@ -100,21 +100,4 @@ where
     }
 }
 
-/// Run `live` to its stop, recording every round in `rec`: what an algorithm's `run` is when
-/// its rounds are a [`LiveRun`].
-///
-/// # Errors
-/// The rounds' errors.
-pub fn drive(
-    mut live: Box<dyn LiveRun>,
-    fed: &Federation,
-    rec: &mut Recorder,
-) -> Result<RunOutput> {
-    loop {
-        while live.advance(fed, rec)? {}
-        match live.finish(fed) {
-            Ok(out) => return Ok(out),
-            Err(running) => live = running,
-        }
-    }
-}
+pub use crate::engine::contract::drive;

@@ -59,7 +59,7 @@
 use crate::engine::contract::{LiveRun, RunOutput, WithRandomness};
 use crate::engine::executor::{ModelState, RoundSolver};
 use crate::engine::init::{check_init, random_init, single_init};
-use crate::engine::live::{drive, Live, Output};
+use crate::engine::live::{Live, Output};
 use crate::engine::local_update::gradient_steps;
 use crate::engine::randomness::{Randomness, Supplied};
 use crate::engine::recorder::{Comm, Recorder};
@@ -336,16 +336,6 @@ impl FedSoft {
 impl WithRandomness for FedSoft {
     fn kind(&self) -> AlgorithmKind {
         AlgorithmKind::FedSoft
-    }
-
-    fn run_with(
-        &self,
-        fed: &Federation,
-        seed: u64,
-        given: &Randomness,
-        rec: &mut Recorder,
-    ) -> Result<RunOutput> {
-        drive(self.live_run(fed, seed, given)?, fed, rec)
     }
 
     fn live_with(
