@@ -10,6 +10,9 @@
 //! panic becomes `fedmix.InternalError`. Runs and comparisons release the GIL
 //! ([`Python::detach`]). Arrays are copied across the boundary in both directions (once each);
 //! results are moved into numpy without a second copy.
+//!
+//! Here: the federation, the keys and descriptions, `run` and `validate`; in `boundary`: failures
+//! and the arrays that cross; in `stepping`: the round-by-round `Session`.
 
 use fedmix::engine::randomness::{Randomness, Supplied};
 use fedmix::engine::recorder::Recorder;
@@ -29,6 +32,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod boundary;
+mod stepping;
+
+use boundary::*;
+use stepping::NativeSession;
+
 create_exception!(
     fedmix,
     FedmixError,
@@ -45,155 +54,12 @@ create_exception!(
      please report the message."
 );
 
-/// Where the initial models given as an array are said to come from (the CLI names the
-/// `--init` file in errors and in `summary.json`; an array has no file).
-const INIT_SOURCE: &str = "<init array>";
-/// Likewise for the candidate iterates and labels of `validate`.
-const ITERATES_SOURCE: &str = "<iterates array>";
-const LABELS_SOURCE: &str = "<labels array>";
-
-/// A failure inside the library: a typed error or a caught panic.
-enum Failure {
-    Core(CoreError),
-    Panic(String),
-}
-
-impl From<CoreError> for Failure {
-    fn from(e: CoreError) -> Self {
-        Failure::Core(e)
-    }
-}
-
-/// Run `f`, catching any panic (no panic may unwind into Python).
-fn guarded<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic payload".into());
-            Err(Failure::Panic(msg))
-        }
-    }
-}
-
-/// The variant name of a library error (`InvalidParameter { .. }` → `InvalidParameter`).
-fn kind_of(e: &CoreError) -> String {
-    format!("{e:?}")
-        .chars()
-        .take_while(|c| c.is_alphanumeric())
-        .collect()
-}
-
-fn to_py(py: Python<'_>, f: Failure) -> PyErr {
-    match f {
-        Failure::Core(e) => {
-            let err = FedmixError::new_err(e.to_string());
-            // Best effort: the message is what matters; `kind` is a convenience.
-            let _ = err.value(py).setattr("kind", kind_of(&e));
-            err
-        }
-        Failure::Panic(msg) => {
-            InternalError::new_err(format!("fedmix panicked (a bug, please report it): {msg}"))
-        }
-    }
-}
-
-/// `shape` against `expected` (`None`: any extent), as the `.npy` readers check a file.
-fn check_shape(source: &str, shape: &[usize], expected: &[Option<usize>]) -> Result<(), CoreError> {
-    let ok = shape.len() == expected.len()
-        && shape
-            .iter()
-            .zip(expected)
-            .all(|(s, e)| e.is_none_or(|e| e == *s));
-    match ok {
-        true => Ok(()),
-        false => Err(CoreError::ShapeMismatch {
-            path: PathBuf::from(source),
-            expected: expected.to_vec(),
-            found: shape.to_vec(),
-        }),
-    }
-}
-
-/// The initial models from an array, with the checks and semantics of `--init`
-/// (`fedmix::engine::randomness::read_init`): float64 `k × d` (one start) or `R × k × d` (one
-/// per IFCA restart), every entry finite, `k ≥ 1`.
-fn init_from(shape: &[usize], data: &[f64], d: usize) -> Result<Vec<DMatrix<f64>>, CoreError> {
-    fedmix::engine::randomness::init_from_array(std::path::Path::new(INIT_SOURCE), shape, data, d)
-}
-
-/// An array as (shape, entries in C order), copied.
-fn flat<T: numpy::Element + Copy>(a: &PyReadonlyArrayDyn<'_, T>) -> (Vec<usize>, Vec<T>) {
-    let view = a.as_array();
-    (view.shape().to_vec(), view.iter().copied().collect())
-}
-
-/// Candidate labels as numpy gives them: int64, or float64 whose entries must be integers
-/// (the rule of a float64 `labels.npy`, [`fedmix::validate::labels_from_f64`]). The Python layer
-/// refuses every other dtype before calling.
-#[derive(FromPyObject)]
-enum Labels<'py> {
-    Int(PyReadonlyArrayDyn<'py, i64>),
-    Float(PyReadonlyArrayDyn<'py, f64>),
-}
-
-/// Label values copied out of numpy, not yet checked.
-enum LabelValues {
-    Int(Vec<i64>),
-    Float(Vec<f64>),
-}
-
-impl Labels<'_> {
-    fn flat(&self) -> (Vec<usize>, LabelValues) {
-        match self {
-            Labels::Int(a) => {
-                let (s, v) = flat(a);
-                (s, LabelValues::Int(v))
-            }
-            Labels::Float(a) => {
-                let (s, v) = flat(a);
-                (s, LabelValues::Float(v))
-            }
-        }
-    }
-}
-
-impl LabelValues {
-    fn into_i64(self, shape: &[usize]) -> Result<Vec<i64>, CoreError> {
-        match self {
-            LabelValues::Int(v) => Ok(v),
-            LabelValues::Float(v) => {
-                fedmix::validate::labels_from_f64(Path::new(LABELS_SOURCE), shape, &v)
-            }
-        }
-    }
-}
-
-/// A label as in `labels.npy`: unassigned becomes `-1`.
-fn label_i64(l: usize) -> i64 {
-    if l == fedmix::metrics::UNASSIGNED {
-        -1
-    } else {
-        l as i64
-    }
-}
-
 /// A federation (a `Dataset`: training federation, held-out samples, manifest) and the
 /// directory it was read from, if any.
 #[pyclass(module = "fedmix._native", name = "NativeFederation", frozen)]
 struct NativeFederation {
     ds: Arc<Dataset>,
     data_dir: Option<String>,
-}
-
-/// `d × k` column-major (nalgebra) = `k × d` C order.
-fn models_array(py: Python<'_>, m: &DMatrix<f64>) -> Py<PyAny> {
-    Array2::from_shape_vec((m.ncols(), m.nrows()), m.as_slice().to_vec())
-        .map(|a| a.into_pyarray(py).into_any().unbind())
-        .unwrap_or_else(|_| py.None())
 }
 
 #[pymethods]
@@ -606,176 +472,6 @@ fn result_dict<'py>(
     Ok(d)
 }
 
-/// A run stepped round by round ([`fedmix::runner::Session`]): the Python `Session` of an
-/// algorithm whose rounds are one executor loop. It holds the prepared run (its data and seed)
-/// and the live run; each [`NativeSession::next_row`] returns the next
-/// trace row, running one more round when every recorded row has been returned.
-#[pyclass(module = "fedmix._native", name = "NativeSession", unsendable)]
-struct NativeSession {
-    prep: fedmix::runner::Prepared,
-    session: fedmix::runner::Session,
-    data_dir: Option<String>,
-    init_given: bool,
-    /// Rows returned so far.
-    returned: usize,
-    /// Why the run stopped with an error (kind, message), after which nothing runs.
-    failed: Option<(String, String)>,
-    started: std::time::Instant,
-}
-
-/// The `kind` and message of an error raised to Python, kept to raise again.
-fn failure(py: Python<'_>, err: &PyErr) -> (String, String) {
-    let kind = err
-        .value(py)
-        .getattr("kind")
-        .and_then(|k| k.extract::<String>())
-        .unwrap_or_else(|_| "InternalError".into());
-    (kind, err.value(py).to_string())
-}
-
-/// `k × d` models and `M` labels as numpy arrays.
-fn state_tuple(
-    py: Python<'_>,
-    models: &DMatrix<f64>,
-    labels: Option<&[usize]>,
-) -> (Py<PyAny>, Py<PyAny>) {
-    let labels = labels.map_or_else(
-        || py.None(),
-        |l| {
-            Array1::from(l.iter().map(|&x| label_i64(x)).collect::<Vec<_>>())
-                .into_pyarray(py)
-                .into_any()
-                .unbind()
-        },
-    );
-    (models_array(py, models), labels)
-}
-
-impl NativeSession {
-    /// One more round; an error is kept (the session is over) and raised.
-    fn advance(&mut self, py: Python<'_>) -> PyResult<bool> {
-        let session = &mut self.session;
-        guarded(|| Ok(session.advance()?)).map_err(|f| {
-            let err = to_py(py, f);
-            self.failed = Some(failure(py, &err));
-            err
-        })
-    }
-}
-
-#[pymethods]
-impl NativeSession {
-    /// The next trace row as a dict — `round`, `phase`, `iterate` (`k × d`, or `None` in a row
-    /// that records no models), `labels` (or `None`), `metrics` (the row's trace columns) —
-    /// running one round when every recorded row has been returned; `None` once the run is
-    /// over. A round's error is raised once; the session is over after it.
-    fn next_row<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if self.returned == self.session.recorder().rows.len() && self.failed.is_none() {
-            self.advance(py)?;
-        }
-        let rec = self.session.recorder();
-        let t = self.returned;
-        if t >= rec.rows.len() {
-            return Ok(None);
-        }
-        self.returned += 1;
-        let row = PyDict::new(py);
-        row.set_item("metrics", trace_dict(py, &rec.rows[t..t + 1])?)?;
-        // `iterate_rounds` / `label_rounds` hold the 1-based trace row of each saved set.
-        let at = |rounds: &[usize]| rounds.iter().position(|&r| r == t + 1);
-        match at(&rec.iterate_rounds) {
-            Some(j) => row.set_item("iterate", models_array(py, &rec.iterates[j]))?,
-            None => row.set_item("iterate", py.None())?,
-        }
-        match at(&rec.label_rounds) {
-            Some(j) => {
-                let l: Vec<i64> = rec.labels[j].iter().map(|&x| label_i64(x)).collect();
-                row.set_item("labels", Array1::from(l).into_pyarray(py))?
-            }
-            None => row.set_item("labels", py.None())?,
-        }
-        Ok(Some(row))
-    }
-
-    /// The current models (`k × d`) and labels (`M`, or `None`): after the last round run,
-    /// the start before the first, the final ones once over; `None` after an error.
-    fn state(&self, py: Python<'_>) -> Option<(Py<PyAny>, Py<PyAny>)> {
-        self.session.state().map(|(m, l)| state_tuple(py, m, l))
-    }
-
-    /// Rows returned so far.
-    #[getter]
-    fn returned(&self) -> usize {
-        self.returned
-    }
-
-    /// Whether the run has stopped (every round has run; rows may remain to be returned).
-    #[getter]
-    fn stopped(&self) -> bool {
-        self.session.output().is_some() || self.failed.is_some()
-    }
-
-    /// `run`'s dict for the whole run, running the remaining rounds first (their rows are
-    /// still returned by `next_row` afterwards). Raises the run's error if it failed.
-    fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        while self.failed.is_none() && self.session.output().is_none() {
-            self.advance(py)?;
-        }
-        if let Some((kind, msg)) = &self.failed {
-            let err = FedmixError::new_err(format!("the session's run failed: {msg}"));
-            let _ = err.value(py).setattr("kind", kind.as_str());
-            return Err(err);
-        }
-        let (ds, rec) = (self.prep.dataset(), self.session.recorder());
-        let out = self
-            .session
-            .output()
-            .ok_or_else(|| InternalError::new_err("a stopped session without output"))?;
-        let prov = Provenance {
-            data_dir: self.data_dir.clone(),
-            init_file: self.init_given.then(|| INIT_SOURCE.to_string()),
-            exported: None,
-            wall_time_seconds: Some(self.started.elapsed().as_secs_f64()),
-        };
-        let summary = self.prep.summary(out, rec, &prov);
-        let text = serde_json::to_string(&serde_json::Value::Object(summary))
-            .map_err(|e| InternalError::new_err(format!("summary is not JSON: {e}")))?;
-        result_dict(py, ds, out, rec, text)
-    }
-}
-
-/// A [`NativeSession`] for `algorithm` on `federation` (what precedes its rounds, SXY22 Phase 1
-/// for `two-phase`, runs here), or `None` when the algorithm runs only to completion.
-#[pyfunction]
-#[pyo3(signature = (algorithm, federation, seed, init, sets))]
-fn session<'py>(
-    py: Python<'py>,
-    algorithm: String,
-    federation: Py<NativeFederation>,
-    seed: u64,
-    init: Option<PyReadonlyArrayDyn<'py, f64>>,
-    sets: Vec<(String, String)>,
-) -> PyResult<Option<NativeSession>> {
-    let init = init.as_ref().map(flat);
-    let started = std::time::Instant::now();
-    let fed = federation.get();
-    let made = guarded(|| {
-        let prep = prepared(&algorithm, &fed.ds, seed, &sets, init.as_ref())?;
-        let session = prep.session()?;
-        Ok(session.map(|s| (prep, s)))
-    })
-    .map_err(|f| to_py(py, f))?;
-    Ok(made.map(|(prep, session)| NativeSession {
-        prep,
-        session,
-        data_dir: fed.data_dir.clone(),
-        init_given: init.is_some(),
-        returned: 0,
-        failed: None,
-        started,
-    }))
-}
-
 /// `fedmix validate`: rerun the reference with the same keys and initial models and compare
 /// the candidate's iterates (rounds × k × d) and labels (rounds × M) round by round. Returns a
 /// dict: `report_json` (the `--json` report), `reference` (the algorithm's name),
@@ -869,7 +565,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
     m.add_function(wrap_pyfunction!(key_docs, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(session, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::session, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
 }
