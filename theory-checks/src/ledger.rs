@@ -67,39 +67,34 @@ fn claims() -> impl Iterator<Item = &'static Claim> + Clone {
 
 /// The ledger and the parameter table as markdown, with the rows as data.
 pub fn ledger(loaded: &Experiments) -> (String, Vec<Row>) {
-    let mut rows: Vec<Row> = claims().map(|c| evaluate(c, loaded)).collect();
-    // A row whose statistic had no seed cannot carry a verdict.
-    for r in &mut rows {
-        let fewest = fewest_seeds(&r.measured);
-        if r.measured.contains("(no seed)") || r.measured.contains(" on 0/0 seeds") {
-            r.verdict = "not measured yet (cells missing)".into();
-        } else if fewest.is_some_and(|n| n < MIN_SEEDS) {
-            r.verdict = format!("not measured yet (fewer than {MIN_SEEDS} seeds)");
-        }
-    }
+    let rows: Vec<Row> = claims()
+        .map(|c| {
+            let (mut row, fewest) = evaluate(c, loaded);
+            if let Some(gated) = seed_gate(fewest) {
+                row.verdict = gated;
+            }
+            row
+        })
+        .collect();
     (render::markdown(&rows, claims(), MIN_SEEDS), rows)
 }
 
-/// The fewest seeds behind any estimate printed in a row's text: each `(n = 20)`, or
-/// `(n = 19 and 15)` for a statistic of two groups (the smaller counts).
-fn fewest_seeds(measured: &str) -> Option<usize> {
-    measured
-        .split("(n = ")
-        .skip(1)
-        .filter_map(|t| {
-            t.split(')')
-                .next()?
-                .split(" and ")
-                .map(|n| n.parse::<usize>().ok())
-                .collect::<Option<Vec<usize>>>()?
-                .into_iter()
-                .min()
-        })
-        .min()
+/// The verdict a row gets instead of its rule's when its statistics rest on too few seeds:
+/// `fewest` is the smallest number of seeds behind any of them (`None`: the row's verdict
+/// does not rest on per-seed statistics — a fixed row, or a sweep, which is gated by its
+/// completeness instead). No seed at all: the cells are missing; fewer than [`MIN_SEEDS`]: no
+/// verdict yet.
+fn seed_gate(fewest: Option<usize>) -> Option<String> {
+    match fewest? {
+        0 => Some("not measured yet (cells missing)".into()),
+        n if n < MIN_SEEDS => Some(format!("not measured yet (fewer than {MIN_SEEDS} seeds)")),
+        _ => None,
+    }
 }
 
-/// A claim's row: measured, judged, with its cause and interval method.
-fn evaluate(c: &Claim, loaded: &Experiments) -> Row {
+/// A claim's row: measured, judged, with its cause and interval method; and the fewest seeds
+/// behind its per-seed statistics, for [`seed_gate`].
+fn evaluate(c: &Claim, loaded: &Experiments) -> (Row, Option<usize>) {
     let row = |measured: String, verdict: &str, cause: &str, interval: Interval| Row {
         claim: c.claim.into(),
         source: c.source.into(),
@@ -124,26 +119,37 @@ fn evaluate(c: &Claim, loaded: &Experiments) -> Row {
                     &[("value", value), ("note", note)],
                 ));
             }
-            judged((fill(text, &all), rule.verdict(&estimates)))
+            let fewest = estimates.iter().map(Estimate::seeds).min();
+            let measured = judged((fill(text, &all), rule.verdict(&estimates)));
+            (measured, fewest)
         }
-        Test::Stall { .. } => judged(stall(&c.test, loaded)),
-        Test::Fixed { measured, verdict } => row(
-            measured.into(),
-            verdict,
-            c.cause.text(verdict),
-            Interval::None,
+        Test::Stall { .. } => {
+            let (measured, verdict, fewest) = stall(&c.test, loaded);
+            (judged((measured, verdict)), fewest)
+        }
+        Test::Fixed { measured, verdict } => (
+            row(
+                measured.into(),
+                verdict,
+                c.cause.text(verdict),
+                Interval::None,
+            ),
+            None,
         ),
         Test::Rise { sweep, .. } | Test::Sweep { sweep, .. } => {
             let Some(l) = at_scale(&sweep, loaded) else {
-                return row(sweep.not_run.into(), "not measured yet", "", Interval::None);
+                let not_run = row(sweep.not_run.into(), "not measured yet", "", Interval::None);
+                return (not_run, None);
             };
-            match c.test {
+            let mut fewest = None;
+            let measured = match c.test {
                 Test::Rise { .. } => {
                     let (measured, verdict, cause) = rise(&c.test, l, loaded);
                     row(measured, verdict, &cause, c.test.interval())
                 }
                 _ => {
-                    let (measured, verdict) = sweep_stats(&c.test, l);
+                    let (measured, verdict, few) = sweep_stats(&c.test, l);
+                    fewest = few;
                     // A partial sweep gets no verdict; the cause follows the rule's.
                     let gated = if l.complete() {
                         verdict
@@ -152,7 +158,8 @@ fn evaluate(c: &Claim, loaded: &Experiments) -> Row {
                     };
                     row(measured, gated, c.cause.text(verdict), c.test.interval())
                 }
-            }
+            };
+            (measured, fewest)
         }
     }
 }
@@ -257,7 +264,7 @@ fn estimate(s: &Stat, loaded: &Experiments) -> (Estimate, String, String) {
 }
 
 /// A [`Test::Stall`] claim: what was measured and the verdict.
-fn stall(test: &Test, loaded: &Experiments) -> (String, &'static str) {
+fn stall(test: &Test, loaded: &Experiments) -> (String, &'static str, Option<usize>) {
     let Test::Stall {
         series: label,
         reference,
@@ -268,13 +275,16 @@ fn stall(test: &Test, loaded: &Experiments) -> (String, &'static str) {
         holds_at,
     } = *test
     else {
-        return (String::new(), "not measured yet");
+        return (String::new(), "not measured yet", None);
     };
     let mut parts = Vec::new();
     let (mut stuck_total, mut seeds_total) = (0usize, 0usize);
+    let mut fewest: Option<usize> = None;
     for st in settings {
         let cells = cells_of(loaded, st.experiment);
         let ratios = per_seed(cells, |c| final_over(c, label, oracle));
+        let ratio = geomean_ci(&ratios, st.seed);
+        fewest = Some(fewest.map_or(ratio.seeds(), |f| f.min(ratio.seeds())));
         let stuck = ratios.iter().filter(|r| **r > factor).count();
         stuck_total += stuck;
         seeds_total += ratios.len();
@@ -283,7 +293,7 @@ fn stall(test: &Test, loaded: &Experiments) -> (String, &'static str) {
         let two = per_seed(cells, |c| rounds_to_oracle(c, reference, oracle, factor));
         let pieces = [
             st.name.to_string(),
-            geomean_ci(&ratios, st.seed).fmt(2),
+            ratio.fmt(2),
             format!("{stuck}/{}", ratios.len()),
             format!("[{wl:.2}, {wh:.2}]"),
             median_str(&rounds),
@@ -302,7 +312,7 @@ fn stall(test: &Test, loaded: &Experiments) -> (String, &'static str) {
     } else {
         "does not hold"
     };
-    (parts.join("; "), verdict)
+    (parts.join("; "), verdict, fewest)
 }
 
 /// `{0}`, `{1}`, … of `pieces`.
@@ -472,13 +482,16 @@ fn rise(test: &Test, l: &Loaded, loaded: &Experiments) -> (String, &'static str,
 
 /// A [`Test::Sweep`] claim on its sweep `l`: what was measured and the verdict (before the
 /// gate on a partial sweep).
-fn sweep_stats(test: &Test, l: &Loaded) -> (String, &'static str) {
+fn sweep_stats(test: &Test, l: &Loaded) -> (String, &'static str, Option<usize>) {
     let Test::Sweep {
         stats, text, rule, ..
     } = *test
     else {
-        return (String::new(), "not measured yet");
+        return (String::new(), "not measured yet", None);
     };
+    // The fewest seeds behind a bootstrap estimate of the row (proportions are judged by their
+    // Wilson intervals, whatever their seeds).
+    let mut fewest: Option<usize> = None;
     let cells_note = format!(
         "{} of {} cells{}",
         l.cells.len(),
@@ -508,7 +521,9 @@ fn sweep_stats(test: &Test, l: &Loaded) -> (String, &'static str) {
                 all.extend(slots(i, mean_clusters(l, series).join(", "), &[]));
             }
             SweepStat::Reduction { series, seed } => {
-                let (by_n, pooled, first_errs) = reduction(l, series, seed);
+                let (by_n, pooled, first_errs, by_n_seeds) = reduction(l, series, seed);
+                let few = by_n_seeds.map_or(pooled.seeds(), |s| s.min(pooled.seeds()));
+                fewest = Some(fewest.map_or(few, |f| f.min(few)));
                 if judged {
                     verdict = claim::SweepRule::reduction_verdict(&pooled, first_errs);
                 }
@@ -516,7 +531,7 @@ fn sweep_stats(test: &Test, l: &Loaded) -> (String, &'static str) {
             }
         }
     }
-    (fill(text, &all), verdict)
+    (fill(text, &all), verdict, fewest)
 }
 
 #[cfg(test)]
@@ -536,18 +551,33 @@ mod tests {
         assert!((g.value - 4.0).abs() < 1e-12);
     }
 
-    /// A two-group estimate prints both sizes, and the seed gate reads the smaller.
+    /// A two-group estimate prints both sizes, and the seed gate counts the smaller; an
+    /// estimate without a finite value counts no seed.
     #[test]
     fn two_group_sizes() {
         let r = ratio_of_means_ci(&[1.0; 15], &[2.0; 19], 3);
         assert_eq!((r.n, r.groups), (15, Some((15, 19))));
         let text = r.fmt(2);
         assert!(text.ends_with("(n = 15 and 19)"), "{text}");
+        assert_eq!(r.seeds(), 15);
+        let none = mean_ci(&[], 1);
+        assert_eq!((none.seeds(), none.fmt(2).as_str()), (0, "— (no seed)"));
+    }
+
+    /// The gate: no seed → cells missing, fewer than the minimum → no verdict yet, enough or
+    /// no per-seed statistic → the rule's verdict stands.
+    #[test]
+    fn the_seed_gate() {
         assert_eq!(
-            fewest_seeds(&format!("a {text}; b 1 [0, 2] (n = 20)")),
-            Some(15)
+            seed_gate(Some(0)).as_deref(),
+            Some("not measured yet (cells missing)")
         );
-        assert_eq!(fewest_seeds("no estimate"), None);
+        assert_eq!(
+            seed_gate(Some(MIN_SEEDS - 1)),
+            Some(format!("not measured yet (fewer than {MIN_SEEDS} seeds)"))
+        );
+        assert_eq!(seed_gate(Some(MIN_SEEDS)), None);
+        assert_eq!(seed_gate(None), None);
     }
 
     /// Only declared keys are replaced; other braces stay.

@@ -20,6 +20,15 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// The seeds behind it: `n`, or none when it has no finite value (printed `— (no seed)`).
+    pub fn seeds(&self) -> usize {
+        if self.value.is_finite() && self.lo.is_finite() && self.hi.is_finite() {
+            self.n
+        } else {
+            0
+        }
+    }
+
     /// `value [lo, hi] (n = …)` to `digits` decimals, or `— (no seed)`.
     pub fn fmt(&self, digits: usize) -> String {
         if self.n == 0 {

@@ -390,9 +390,9 @@ pub fn mean_clusters(l: &Loaded, label: &str) -> Vec<String> {
         .collect()
 }
 
-/// The reduction statistic of a sweep (`claim::SweepStat::Reduction`): the text per axis value, the pooled reduction, and whether the
-/// first round misclusters on some seed.
-pub fn reduction(l: &Loaded, label: &str, seed: u64) -> (String, Estimate, bool) {
+/// The reduction statistic of a sweep (`claim::SweepStat::Reduction`): the text per axis value, the pooled reduction, whether the
+/// first round misclusters on some seed, and the fewest seeds behind a value's estimate.
+pub fn reduction(l: &Loaded, label: &str, seed: u64) -> (String, Estimate, bool, Option<usize>) {
     let mut all = Vec::new();
     let mut first_errs = false;
     let mut by: BTreeMap<usize, (f64, Vec<f64>, Vec<f64>)> = BTreeMap::new();
@@ -413,18 +413,21 @@ pub fn reduction(l: &Loaded, label: &str, seed: u64) -> (String, Estimate, bool)
         all.push(first - last);
         first_errs |= *first > 0.0;
     }
+    let mut fewest: Option<usize> = None;
     let parts: Vec<String> = by
         .values()
         .enumerate()
         .map(|(i, (x, first, red))| {
+            let e = mean_ci(red, seed + 1 + i as u64);
+            fewest = Some(fewest.map_or(e.seeds(), |f| f.min(e.seeds())));
             format!(
                 "n = {x}: ONE_SHOT {:.3}, reduction {}",
                 mean(first),
-                mean_ci(red, seed + 1 + i as u64).fmt(3)
+                e.fmt(3)
             )
         })
         .collect();
-    (parts.join("; "), mean_ci(&all, seed), first_errs)
+    (parts.join("; "), mean_ci(&all, seed), first_errs, fewest)
 }
 
 #[cfg(test)]
