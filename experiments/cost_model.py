@@ -98,6 +98,12 @@ def measured(name: str) -> tuple[float, int, set]:
     return wall, ran, commits
 
 
+def computed(name: str) -> set:
+    """Ids of the cells on disk (`cells/<id>.json`)."""
+    d = FULL / name / "cells"
+    return {f.stem for f in d.glob("*.json")} if d.exists() else set()
+
+
 def companion_cells(base: str, anchors: int) -> list[dict]:
     """A two-phase companion's cells: the official experiment's grid, one two-phase series."""
     cells = plan_cells(base)
@@ -126,22 +132,29 @@ def main() -> None:
         new = sum(cell_time(c["data"], c["configs"]) for c in cells)
         old = sum(cell_time(c["data"], c["configs"], old_phase1=True) for c in cells)
         wall, ran, commits = measured(name)
+        done = computed(name)
+        new_done = sum(cell_time(c["data"], c["configs"]) for c in cells if c["id"] in done)
         total_new += new
-        rows.append((name, len(cells), new, old, wall, ran, commits))
+        rows.append((name, len(cells), new, old, wall, ran, commits, new_done))
     out = sys.stdout
     out.write(
         "| experiment | cells | predicted, anchors together | predicted, anchors one at a time "
-        "| logged wall (cells computed) | logged / predicted (one at a time) |\n"
-        "|---|---|---|---|---|---|\n"
+        "| logged wall (cells computed) | logged / predicted (one at a time) "
+        "| predicted for the cells computed (anchors together) |\n"
+        "|---|---|---|---|---|---|---|\n"
     )
-    for name, n, new, old, wall, ran, commits in rows:
+    for name, n, new, old, wall, ran, commits, new_done in rows:
         ratio = f"{wall / old:.2f}" if ran == n and wall > 0 else "—"
         logged = f"{wall / 3600:.2f} h ({ran})" if ran else "—"
+        done = f"{new_done / 3600:.2f} h; logged / predicted {wall / new_done:.2f}" if (
+            0 < ran < n and new_done > 0
+        ) else "—"
         out.write(
-            f"| {name} | {n} | {new / 3600:.2f} h | {old / 3600:.2f} h | {logged} | {ratio} |\n"
+            f"| {name} | {n} | {new / 3600:.2f} h | {old / 3600:.2f} h | {logged} | {ratio} "
+            f"| {done} |\n"
         )
     out.write(
-        f"| **IFCA experiments** | | **{total_new / 3600:.1f} h** | | | |\n"
+        f"| **IFCA experiments** | | **{total_new / 3600:.1f} h** | | | | |\n"
     )
     # The others run at d = 100 (Phase 1 forms Y; nothing above changed them): their logged
     # wall times (sxy22-fig1..3 measured whole; srfca-linear and communication over two
@@ -150,7 +163,7 @@ def main() -> None:
     for name in ["sxy22-fig1", "sxy22-fig2", "sxy22-fig3", "communication", "srfca-linear"]:
         wall, ran, _ = measured(name)
         others += wall
-        out.write(f"| {name} | {ran} | logged: {wall / 3600:.2f} h | | | |\n")
+        out.write(f"| {name} | {ran} | logged: {wall / 3600:.2f} h | | | | |\n")
     out.write(
         f"\nWhole full profile from scratch, predicted: **{(total_new + others) / 3600:.1f} h** "
         f"on 2 cores ({total_new / 3600:.1f} h predicted for the IFCA experiments + "
