@@ -31,10 +31,7 @@ impl Estimate {
 
     /// `value [lo, hi] (n = …)` to `digits` decimals, or `— (no seed)`.
     pub fn fmt(&self, digits: usize) -> String {
-        if self.n == 0 {
-            return "— (no seed)".into();
-        }
-        if !(self.value.is_finite() && self.lo.is_finite() && self.hi.is_finite()) {
+        if self.seeds() == 0 {
             return "— (no seed)".into();
         }
         let n = match self.groups {
