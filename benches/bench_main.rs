@@ -4,6 +4,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fedmix::algorithms::fedmd::{client_moments, run_fedmd, subspace_basis};
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
+use fedmix::algorithms::ifca::IfcaConfig;
 use fedmix::algorithms::ifca::{
     ifca_round, official_init, official_step, official_step_batch, IfcaParams,
 };
@@ -15,8 +16,8 @@ use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, random_orthonormal, Batched};
 use fedmix::metrics::bottleneck_distance;
 use fedmix::params::IfcaOption;
-use fedmix::params::{IfcaConfig, Phase1Config, Phase2Config, StepRule, TwoPhaseParams};
 use fedmix::params::{Pairing, Phase1Variant};
+use fedmix::params::{Phase1Config, Phase2Config, StepRule, TwoPhaseParams};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;

@@ -22,21 +22,24 @@
 //! a time — same results).
 
 use fedmix::algorithms::cfl::Cfl;
+use fedmix::algorithms::cfl::CflConfig;
 use fedmix::algorithms::cfl::CflSummary;
 use fedmix::algorithms::ifca::{official_success, Ifca, IfcaOfficial, OfficialParams};
+use fedmix::algorithms::ifca::{IfcaConfig, IfcaOfficialConfig};
 use fedmix::algorithms::one_shot::OneShot;
+use fedmix::algorithms::one_shot::OneShotParams;
 use fedmix::algorithms::oracle_labels::OracleLabels;
+use fedmix::algorithms::oracle_labels::OracleLabelsParams;
 use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::algorithms::sr_fca::SrfcaConfig;
 use fedmix::algorithms::sr_fca::SrfcaSummary;
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::{bottleneck_distance, label_quality};
-use fedmix::params::{
-    check_known, keys_of, AlgorithmKind, AlgorithmParams, CflConfig, IfcaConfig,
-    IfcaOfficialConfig, OneShotParams, OracleLabelsParams, ParamGuard, SrfcaConfig, Valid,
-};
+use fedmix::params::{check_known, keys_of, AlgorithmKind, ParamGuard, Valid};
 use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 use std::time::Instant;

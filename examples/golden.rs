@@ -7,9 +7,10 @@
 
 use fedmix::algorithms::registry::build;
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::recorder::Recorder;
 use fedmix::io::{write_dataset, write_f64, write_i64, write_json, Dataset};
-use fedmix::params::{keys_of, AlgorithmKind, AlgorithmParams};
+use fedmix::params::{keys_of, AlgorithmKind};
 use fedmix::synthetic::generate_named;
 use serde_json::json;
 use std::path::Path;

@@ -10,9 +10,10 @@
 //! without `--one-step` as in `docs/validating.md`.
 
 use fedmix::algorithms::fedx_clustering::phase2_round_fused;
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::recorder::Recorder;
 use fedmix::io::{read_dataset, read_f64, write_f64, write_i64};
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::params::AlgorithmKind;
 use nalgebra::DMatrix;
 use std::path::{Path, PathBuf};
 

@@ -9,19 +9,19 @@
 use fedmix::algorithms::fedmd::{subspace_bases, MomentOperator};
 
 use fedmix::algorithms::fedx_clustering::{phase2_replicate, phase2_round_fused};
+use fedmix::algorithms::ifca::IfcaConfig;
 use fedmix::algorithms::ifca::{
     ifca_round, official_init, official_step, official_step_batch, IfcaParams,
 };
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::client_pass::batched_sums;
 use fedmix::engine::init::random_init;
 use fedmix::federation::Federation;
 use fedmix::linalg::top_k_symmetric;
 use fedmix::params::IfcaOption;
 use fedmix::params::Pairing;
-use fedmix::params::{
-    AlgorithmParams, IfcaConfig, Phase1Config, Phase2Config, StepRule, TwoPhaseParams,
-};
 use fedmix::params::{ParamGuard, Phase2Params};
+use fedmix::params::{Phase1Config, Phase2Config, StepRule, TwoPhaseParams};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;
 use rayon::prelude::*;

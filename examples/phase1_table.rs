@@ -8,13 +8,12 @@
 
 use fedmix::algorithms::two_phase::{Phase2Only, TwoPhase};
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::contract::Algorithm;
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
 use fedmix::metrics::{bottleneck_distance, separation};
-use fedmix::params::{
-    AlgorithmKind, AlgorithmParams, ParamGuard, Phase2OnlyParams, TwoPhaseParams, Valid,
-};
+use fedmix::params::{AlgorithmKind, ParamGuard, Phase2OnlyParams, TwoPhaseParams, Valid};
 use fedmix::prec::{max_nan, min_nan};
 use fedmix::synthetic::generate_named;
 

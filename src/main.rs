@@ -303,9 +303,11 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
         }
         Some(e) => (e, "--eta"),
         None => (
-            fedmix::params::AlgorithmParams::default_for(fedmix::params::AlgorithmKind::TwoPhase)
-                .phase2(fed)
-                .eta,
+            fedmix::algorithms::AlgorithmParams::default_for(
+                fedmix::params::AlgorithmKind::TwoPhase,
+            )
+            .phase2(fed)
+            .eta,
             "the run's default step",
         ),
     };
@@ -365,8 +367,8 @@ fn describe(dir: &std::path::Path, eta: Option<f64>) -> Result<()> {
 }
 
 fn prepare(args: &SourceArgs, export: bool) -> Result<fedmix::runner::Prepared> {
+    use fedmix::algorithms::AlgorithmParams;
     use fedmix::engine::randomness::load;
-    use fedmix::params::AlgorithmParams;
     let name = args
         .algorithm
         .as_deref()

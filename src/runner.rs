@@ -5,13 +5,14 @@
 
 use crate::algorithms::one_step::{refusal, round_step};
 use crate::algorithms::registry::{build_with, resolve};
+use crate::algorithms::AlgorithmParams;
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
 use crate::engine::randomness::{self, Randomness};
 use crate::engine::recorder::{Phase, Recorder};
 use crate::error::FedmixError;
 use crate::error::Result;
 use crate::io::Dataset;
-use crate::params::{AlgorithmKind, AlgorithmParams, IfcaOption, Phase2Params, RoundRule};
+use crate::params::{AlgorithmKind, IfcaOption, Phase2Params, RoundRule};
 use crate::progress::RunProgress;
 use crate::validate::{
     compare_one_step, compare_under, Candidate, Mode, Reference, Tolerance, UpdateRule,

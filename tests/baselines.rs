@@ -4,15 +4,24 @@
 //! `tests/fedsoft.rs`): determinism, client-order invariance, clustering on well-separated data,
 //! oracle labels, SR-FCA recovery, CFL's index mapping, typed errors, and the CLI names.
 
+use fedmix::algorithms::cfl::CflConfig;
 use fedmix::algorithms::cfl::CflSummary;
 use fedmix::algorithms::cfl::{Cfl, Split};
 use fedmix::algorithms::fedavg::FedAvg;
+use fedmix::algorithms::fedavg::FedAvgParams;
 use fedmix::algorithms::fedsoft::FedSoft;
+use fedmix::algorithms::fedsoft::FedSoftConfig;
 use fedmix::algorithms::ifca::{Ifca, IfcaOfficial};
+use fedmix::algorithms::ifca::{IfcaConfig, IfcaOfficialConfig};
 use fedmix::algorithms::local::Local;
+use fedmix::algorithms::local::LocalParams;
 use fedmix::algorithms::one_shot::OneShot;
+use fedmix::algorithms::one_shot::OneShotParams;
 use fedmix::algorithms::oracle_labels::OracleLabels;
+use fedmix::algorithms::oracle_labels::OracleLabelsParams;
 use fedmix::algorithms::sr_fca::SrFca;
+use fedmix::algorithms::sr_fca::SrfcaConfig;
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::contract::{Algorithm, RunOutput};
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError;
@@ -21,11 +30,7 @@ use fedmix::metrics::misclustering;
 use fedmix::params::IfcaOption;
 use fedmix::params::LocalSolver;
 use fedmix::params::SrfcaDist;
-use fedmix::params::{
-    AlgorithmKind, AlgorithmParams, CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig,
-    IfcaOfficialConfig, LocalParams, OneShotParams, OracleLabelsParams, Phase2Config, SrfcaConfig,
-    StepRule,
-};
+use fedmix::params::{AlgorithmKind, Phase2Config, StepRule};
 use fedmix::params::{ParamGuard, Valid};
 use fedmix::synthetic::generate_named;
 use std::collections::HashMap;

@@ -4,10 +4,11 @@
 //! summary reports the final importance weights and the personal models' error.
 
 use fedmix::algorithms::fedsoft::FedSoft;
+use fedmix::algorithms::fedsoft::FedSoftConfig;
 use fedmix::algorithms::fedsoft::FedSoftSummary;
 use fedmix::engine::contract::Algorithm;
 use fedmix::engine::recorder::Recorder;
-use fedmix::params::{FedSoftConfig, ParamGuard};
+use fedmix::params::ParamGuard;
 use fedmix::synthetic::generate_named;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,9 +5,10 @@
 
 use fedmix::algorithms::registry::build;
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::recorder::Recorder;
 use fedmix::io::{read_dataset, read_f64, read_i64};
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::params::AlgorithmKind;
 use nalgebra::DMatrix;
 use std::path::Path;
 

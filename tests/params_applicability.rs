@@ -3,7 +3,8 @@
 //! omits no key it reads is shown by a unit test of `fedmix::params::algorithm`, which runs
 //! every algorithm with every other key changed.)
 
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::algorithms::AlgorithmParams;
+use fedmix::params::AlgorithmKind;
 
 fn sets(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs

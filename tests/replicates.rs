@@ -10,6 +10,7 @@
 
 use fedmix::algorithms::fedx_clustering::{run_phase2, run_phase2_batch, Phase2Job};
 
+use fedmix::algorithms::ifca::IfcaConfig;
 use fedmix::algorithms::ifca::{
     official_init, official_run, official_runs_batch, run_restart_with, run_restarts_batch, Ifca,
     IfcaParams,
@@ -20,8 +21,8 @@ use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, Batched, GEMM_MIN_BATCH};
 use fedmix::params::IfcaOption;
-use fedmix::params::{IfcaConfig, ParamGuard, Phase2Config};
 use fedmix::params::{LocalSolver, Phase2Params};
+use fedmix::params::{ParamGuard, Phase2Config};
 use fedmix::seed_streams::{stream, Purpose};
 use fedmix::synthetic::generate_named;
 use nalgebra::DMatrix;

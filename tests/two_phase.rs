@@ -7,6 +7,7 @@ use fedmix::algorithms::fedx_clustering::{aggregate, assign_clusters};
 use fedmix::algorithms::lemma1::{lambda_diag, noise_vector, p_block, GlobalOperator};
 use fedmix::algorithms::orthogonal_iteration::{assemble, federated_orthogonal_iteration};
 use fedmix::algorithms::two_phase::{Phase2Only, TwoPhase};
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::contract::Algorithm;
 use fedmix::engine::init::random_init;
 use fedmix::engine::recorder::{Comm, Recorder};
@@ -15,8 +16,7 @@ use fedmix::federation::Federation;
 use fedmix::linalg::{orthonormalize, random_orthonormal};
 use fedmix::metrics::{bottleneck_distance, client_curvature};
 use fedmix::params::{
-    AlgorithmKind, AlgorithmParams, Phase1Config, Phase2Config, Phase2OnlyParams, StepRule,
-    TwoPhaseParams,
+    AlgorithmKind, Phase1Config, Phase2Config, Phase2OnlyParams, StepRule, TwoPhaseParams,
 };
 use fedmix::params::{FedMdParams, Pairing, Phase1Variant, SubspaceMethod};
 use fedmix::params::{LocalSolver, Phase2Params};

@@ -17,9 +17,10 @@
 //! `CASES` cases per algorithm (on average: each case draws its algorithm) make `6 × CASES`
 //! comparisons.
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::randomness::Randomness;
 use fedmix::io::Dataset;
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::params::AlgorithmKind;
 use fedmix::prec::amax_nan;
 use fedmix::runner::{prepare, tolerance, Prepared};
 use fedmix::synthetic::generate_named;

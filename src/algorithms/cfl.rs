@@ -39,7 +39,6 @@
 
 use crate::engine::local_update::{client_update, prox_factors, ProxFactor};
 use crate::params::AlgorithmKind;
-pub use crate::params::CflParams;
 use serde::Serialize;
 
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
@@ -50,8 +49,8 @@ use crate::engine::recorder::{Comm, Recorder};
 use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::params::CflConfig;
 use crate::params::LocalSolver;
+use crate::params::{Phase2Config, Phase2Params};
 use nalgebra::{DMatrix, DVector};
 
 /// Cosine similarity matrix of the columns of `updates` (`d × J`); a zero column has
@@ -343,6 +342,67 @@ pub struct Split {
     pub alpha_max_cross: f64,
     /// `‖mean update‖`, `max ‖update‖` at the split.
     pub norms: (f64, f64),
+}
+
+/// Validated parameters of CFL (Sattler et al.; `cfl`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CflConfig {
+    /// Scale of the random start.
+    pub init_scale: f64,
+    /// Local solver, step and rounds.
+    pub phase2: Phase2Config,
+    /// `ε₁ > 0`: split only when the cluster's mean update is below it.
+    pub eps1: f64,
+    /// `ε₂ > 0`: split only when some client's update exceeds it.
+    pub eps2: f64,
+    /// `γ_max ∈ [0, 1)`.
+    pub gamma_max: f64,
+    /// No split before this round.
+    pub warmup_rounds: usize,
+}
+
+crate::params::groups::bind_keys! {
+    CflConfig {
+        init_scale: init_scale,
+        eps1: cfl_eps1,
+        eps2: cfl_eps2,
+        gamma_max: cfl_gamma_max,
+        warmup_rounds: cfl_warmup_rounds;
+        phase2: Phase2Config
+    }
+}
+
+/// Validated CFL parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CflParams {
+    /// Local solver, step and rounds.
+    pub local: Phase2Params,
+    /// `ε₁`: split only when the cluster's mean update is below it.
+    pub eps1: f64,
+    /// `ε₂`: split only when some client's update exceeds it.
+    pub eps2: f64,
+    /// `γ_max`: accept a split when `√((1 − α_max^cross)/2) > γ_max`.
+    pub gamma_max: f64,
+    /// No split before this round.
+    pub warmup_rounds: usize,
+}
+
+impl CflParams {
+    /// Resolve against a federation (the step).
+    ///
+    /// # Errors
+    /// `γ ≥ 1` for the local step ([`crate::error::FedmixError::StepTooLarge`]).
+    pub fn resolve(c: &CflConfig, fed: &Federation) -> Result<Self> {
+        let local = c.phase2.resolve(fed);
+        local.check(fed)?;
+        Ok(Self {
+            local,
+            eps1: c.eps1,
+            eps2: c.eps2,
+            gamma_max: c.gamma_max,
+            warmup_rounds: c.warmup_rounds,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -35,8 +35,8 @@ use crate::engine::recorder::{Comm, Recorder};
 use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
-use crate::params::FedAvgParams;
 use crate::params::LocalSolver;
+use crate::params::Phase2Config;
 use nalgebra::DMatrix;
 
 /// FedAvg's aggregation weights for the participants `part`: `n_i / Σ_{i'∈part} n_i'`.
@@ -404,4 +404,19 @@ pub struct FedAvgSummary {
     pub params: Phase2Params,
     /// Fraction of clients per round.
     pub participation: f64,
+}
+
+/// Validated parameters of vanilla FedAvg / FedProx with one model (`fedavg`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FedAvgParams {
+    /// Scale of the random start `θ₀ ~ N(0, init_scale² I_d / d)`.
+    pub init_scale: f64,
+    /// Fraction of clients per round, in (0, 1].
+    pub participation: f64,
+    /// The local solver, step and rounds (Phase 2's, with one model).
+    pub phase2: Phase2Config,
+}
+
+crate::params::groups::bind_keys! {
+    FedAvgParams { init_scale: init_scale, participation: participation; phase2: Phase2Config }
 }

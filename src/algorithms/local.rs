@@ -21,8 +21,6 @@ use crate::params::AlgorithmKind;
 use nalgebra::{Cholesky, DMatrix, DVector};
 use serde::Serialize;
 
-use crate::params::LocalParams;
-
 /// Client `i`'s local estimate: min-norm least squares (`ridge = 0`) or ridge regression.
 ///
 /// Decision: singular values `≤ ε · max(n_i, d) · σ₁` count as zero (the LAPACK / numpy
@@ -141,6 +139,17 @@ pub struct LocalSummary {
     pub estimator: &'static str,
     /// How to read its distance.
     pub note: &'static str,
+}
+
+/// Validated parameters of the local baseline (`local`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LocalParams {
+    /// Ridge `λ ≥ 0` of the local estimate (0 = min-norm least squares).
+    pub ridge: f64,
+}
+
+crate::params::groups::bind_keys! {
+    LocalParams { ridge: local_ridge }
 }
 
 #[cfg(test)]

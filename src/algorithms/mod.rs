@@ -15,6 +15,7 @@
 //! [`fedsoft`] (Ruan & Joe-Wong 2022: soft clustering with personal models), with
 //! [`crate::engine::participation`] sampling.
 
+pub mod algorithm_params;
 pub mod cfl;
 pub mod fedavg;
 pub mod fedmd;
@@ -31,3 +32,5 @@ pub mod orthogonal_iteration;
 pub mod registry;
 pub mod sr_fca;
 pub mod two_phase;
+
+pub use registry::AlgorithmParams;

@@ -16,6 +16,7 @@
 use super::fedx_clustering::run_phase2;
 use super::kmeans::kmeans;
 use super::local::local_models;
+use super::local::LocalParams;
 use crate::engine::contract::{Algorithm, RunOutput, Termination};
 use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::engine::summary::RunSummary;
@@ -23,7 +24,7 @@ use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
 use crate::params::Phase2Params;
-use crate::params::{resolve_k, OneShotParams};
+use crate::params::{resolve_k, Phase2Config};
 use serde::Serialize;
 
 /// One-shot clustering then FedAvg within clusters (`one-shot`).
@@ -100,4 +101,29 @@ pub struct KmeansSummary {
     pub start_inertias: Vec<f64>,
     /// Clients per cluster.
     pub cluster_sizes: Vec<usize>,
+}
+
+/// Validated parameters of `one-shot` (local estimates, k-means, Phase 2 within the clusters).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OneShotParams {
+    /// Number of clusters; `None` = the data's.
+    pub k: Option<usize>,
+    /// The local estimates.
+    pub local: LocalParams,
+    /// Seeded k-means++ starts (≥ 1).
+    pub kmeans_inits: usize,
+    /// Lloyd iterations per start.
+    pub kmeans_max_iter: usize,
+    /// Phase 2 within the clusters.
+    pub phase2: Phase2Config,
+}
+
+crate::params::groups::bind_keys! {
+    OneShotParams {
+        k: k,
+        kmeans_inits: kmeans_inits,
+        kmeans_max_iter: kmeans_max_iter;
+        local: LocalParams,
+        phase2: Phase2Config
+    }
 }

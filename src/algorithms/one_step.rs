@@ -22,6 +22,7 @@ use super::fedx_clustering::Phase2Rounds;
 use super::ifca::{official_step, IfcaParams, RestartRounds};
 use super::ifca::{IfcaSummary, OfficialSummary};
 use super::registry::resolve;
+use super::registry::AlgorithmParams;
 use super::two_phase::TwoPhase;
 use crate::engine::contract::RunOutput;
 use crate::engine::executor::{Executor, ModelState, RoundSolver};
@@ -30,7 +31,7 @@ use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::params::{AlgorithmKind, AlgorithmParams, Phase2Params};
+use crate::params::{AlgorithmKind, Phase2Params};
 use nalgebra::DMatrix;
 
 /// Why algorithm `kind` has no one step from a given state (`None`: it has one), as its

@@ -12,7 +12,8 @@ use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::params::AlgorithmKind;
-use crate::params::OracleLabelsParams;
+use crate::params::Phase2Config;
+use serde::Serialize;
 
 /// Phase 2 from `θ*` with labels fixed to the truth (`oracle-labels`).
 #[derive(Clone, Debug)]
@@ -56,4 +57,15 @@ impl OracleLabels {
         )?;
         Ok(live)
     }
+}
+
+/// Validated parameters of `oracle-labels` (Phase 2 from `θ*` with the true labels fixed).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OracleLabelsParams {
+    /// Phase 2.
+    pub phase2: Phase2Config,
+}
+
+crate::params::groups::bind_keys! {
+    OracleLabelsParams { ; phase2: Phase2Config }
 }

@@ -1,49 +1,195 @@
-//! Every algorithm by kind: construction from its typed [`AlgorithmParams`], and binding to randomness
-//! supplied from files (`--init`, `--anchors`, `--q0`, `--power-start`, `--participation`).
+//! Every algorithm, listed once: the parameter group it reads ([`AlgorithmParams`], one variant
+//! per [`AlgorithmKind`]), where its Phase 2 configuration is, how it is built from its checked
+//! parameters, whether it takes randomness from files (`--init`, `--anchors`, `--q0`,
+//! `--power-start`, `--participation`) and why its draws cannot be exported where they cannot.
+//! Its public name, keys and documentation are its entry in `algorithm_kinds!`
+//! ([`crate::params::kind`]), below this layer; its parameter group and the values it runs with
+//! are declared in its own file.
 
-use super::fedavg::FedAvg;
-use super::fedsoft::FedSoft;
-use super::ifca::{Ifca, IfcaOfficial};
+use super::cfl::{Cfl, CflConfig};
+use super::fedavg::{FedAvg, FedAvgParams};
+use super::fedsoft::{FedSoft, FedSoftConfig};
+use super::ifca::{Ifca, IfcaConfig, IfcaOfficial, IfcaOfficialConfig};
+use super::local::{Local, LocalParams};
+use super::one_shot::{OneShot, OneShotParams};
+use super::oracle_labels::{OracleLabels, OracleLabelsParams};
+use super::sr_fca::{SrFca, SrfcaConfig};
 use super::two_phase::{Phase2Only, TwoPhase};
-use super::{cfl, local, one_shot, oracle_labels, sr_fca};
 use crate::engine::contract::{Algorithm, LiveRun, RunOutput, WithRandomness};
 use crate::engine::randomness::Randomness;
 use crate::engine::recorder::Recorder;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
-use crate::params::{AlgorithmKind, AlgorithmParams};
+use crate::params::groups::Keyed;
+use crate::params::key_table::KeyTable;
+use crate::params::ParamGuard;
+use crate::params::{AlgorithmKind, Phase2Config, Phase2OnlyParams, TwoPhaseParams, Valid};
 use nalgebra::DMatrix;
 
-/// The algorithm of `params`, with initial models `init` (where the algorithm starts from
-/// models; `two-phase` takes the `1 × d` Phase 1 start) and, for `ifca-official`, the data's
-/// noise scale `data_sigma` (its success rule uses σ).
-pub fn build(
-    params: &AlgorithmParams,
-    init: Option<DMatrix<f64>>,
-    data_sigma: Option<f64>,
-) -> Box<dyn Algorithm> {
-    match params.clone() {
-        AlgorithmParams::TwoPhase(params) => Box::new(TwoPhase { params, init }),
-        AlgorithmParams::Phase2(params) => Box::new(Phase2Only {
-            params,
-            init,
-            oracle: false,
-        }),
-        AlgorithmParams::Oracle(params) => Box::new(Phase2Only {
-            params,
-            init: None,
-            oracle: true,
-        }),
-        AlgorithmParams::Ifca(params) => Box::new(Ifca { params, init }),
-        AlgorithmParams::IfcaOfficial(params) => Box::new(IfcaOfficial { params, data_sigma }),
-        AlgorithmParams::Fedavg(params) => Box::new(FedAvg { params }),
-        AlgorithmParams::Local(params) => Box::new(local::Local { params }),
-        AlgorithmParams::OneShot(params) => Box::new(one_shot::OneShot { params }),
-        AlgorithmParams::OracleLabels(params) => Box::new(oracle_labels::OracleLabels { params }),
-        AlgorithmParams::SrFca(params) => Box::new(sr_fca::SrFca { params }),
-        AlgorithmParams::Cfl(params) => Box::new(cfl::Cfl { params }),
-        AlgorithmParams::FedSoft(params) => Box::new(FedSoft { params, init }),
-    }
+/// `Some(boxed)` for an algorithm that takes randomness from files, `None` otherwise (the
+/// constructor is then not expanded, so it need not implement [`WithRandomness`]).
+macro_rules! supplied_arm {
+    (no $alg:block) => {
+        None
+    };
+    (yes $alg:block) => {
+        Some(Box::new($alg) as Box<dyn WithRandomness>)
+    };
+}
+
+/// `Some(reason)` where a draw cannot be exported, `None` otherwise.
+macro_rules! reason {
+    () => {
+        None
+    };
+    ($why:literal) => {
+        Some($why)
+    };
+}
+
+/// Declares every algorithm from one list: its variant (named as [`AlgorithmKind`]'s) and the
+/// checked group it holds; `phase2`: its Phase 2 configuration; `build`: the algorithm from its
+/// parameters `params`, the given initial models `init` and the data's noise scale
+/// `data_sigma`; `files`: whether it takes randomness from files (built with `init = None`);
+/// `not_exportable`: which of its draws `--export-randomness` cannot write.
+macro_rules! algorithms {
+    ($($(#[doc = $doc:literal])* $variant:ident($group:ty)
+        phase2: |$p2:ident| $phase2:expr,
+        build: |$params:ident, $init:pat_param, $sigma:pat_param| $build:expr,
+        files: $files:ident $(, not_exportable: $why:literal)?;)*) => {
+        /// The parameters of one algorithm, by kind, each group checked ([`Valid`]).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum AlgorithmParams {
+            $($(#[doc = $doc])* $variant(Valid<$group>),)*
+        }
+
+        impl AlgorithmParams {
+            /// Which algorithm.
+            pub fn kind(&self) -> AlgorithmKind {
+                match self {
+                    $(Self::$variant(_) => AlgorithmKind::$variant,)*
+                }
+            }
+
+            /// The typed group of `kind` from a parsed key table, range-checked.
+            pub(crate) fn from_table(kind: AlgorithmKind, t: &KeyTable) -> Result<Self> {
+                Ok(match kind {
+                    $(AlgorithmKind::$variant => Self::$variant(<$group>::from_keys(t).check()?),)*
+                })
+            }
+
+            /// The key table of these parameters (the inverse of [`Self::from_table`]): the
+            /// algorithm's keys from its group, every other key at its default.
+            pub(crate) fn key_table(&self) -> KeyTable {
+                let mut t = KeyTable::default();
+                match self {
+                    $(Self::$variant(p) => p.put_keys(&mut t),)*
+                }
+                t
+            }
+
+            /// Phase 2's configuration (step rule, local steps, solver, rounds), for the
+            /// algorithms whose rounds are Phase 2's (every algorithm but `ifca-official` and
+            /// `local`).
+            pub fn phase2_config(&self) -> Option<Phase2Config> {
+                match self {
+                    $(Self::$variant($p2) => $phase2,)*
+                }
+            }
+        }
+
+        /// The algorithm of `params`, with initial models `init` (where the algorithm starts
+        /// from models; `two-phase` takes the `1 × d` Phase 1 start) and, for
+        /// `ifca-official`, the data's noise scale `data_sigma` (its success rule uses σ).
+        pub fn build(
+            params: &AlgorithmParams,
+            init: Option<DMatrix<f64>>,
+            data_sigma: Option<f64>,
+        ) -> Box<dyn Algorithm> {
+            match params.clone() {
+                $(AlgorithmParams::$variant($params) => {
+                    let $init = init;
+                    let $sigma = data_sigma;
+                    Box::new($build)
+                })*
+            }
+        }
+
+        /// The algorithms that take randomness from files (built without initial models).
+        #[allow(unused_variables)]
+        fn with_randomness(
+            params: &AlgorithmParams,
+            data_sigma: Option<f64>,
+        ) -> Option<Box<dyn WithRandomness>> {
+            match params.clone() {
+                $(AlgorithmParams::$variant($params) => supplied_arm!($files {
+                    let $init: Option<DMatrix<f64>> = None;
+                    let $sigma = data_sigma;
+                    $build
+                }),)*
+            }
+        }
+
+        /// Why algorithm `kind`'s randomness cannot be exported yet (a draw that is not
+        /// suppliable).
+        fn not_exportable(kind: AlgorithmKind) -> Option<&'static str> {
+            match kind {
+                $(AlgorithmKind::$variant => reason!($($why)?),)*
+            }
+        }
+    };
+}
+
+algorithms! {
+    /// `two-phase`: SXY22 Phase 1 and Phase 2.
+    TwoPhase(TwoPhaseParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, init, _| TwoPhase { params, init }, files: yes;
+    /// `phase2`: SXY22 Phase 2 alone.
+    Phase2(Phase2OnlyParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, init, _| Phase2Only { params, init, oracle: false }, files: yes;
+    /// `oracle`: SXY22 Phase 2 from `θ*`.
+    Oracle(Phase2OnlyParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| Phase2Only { params, init: None, oracle: true }, files: no;
+    /// `ifca`: IFCA Algorithm 2.
+    Ifca(IfcaConfig)
+        phase2: |p| Some(p.phase2),
+        build: |params, init, _| Ifca { params, init }, files: yes;
+    /// `ifca-official`: the IFCA authors' released protocol.
+    IfcaOfficial(IfcaOfficialConfig)
+        phase2: |_p| None,
+        build: |params, _, data_sigma| IfcaOfficial { params, data_sigma }, files: yes;
+    /// `fedavg`: one model.
+    Fedavg(FedAvgParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| FedAvg { params }, files: yes;
+    /// `local`: per-client estimates.
+    Local(LocalParams)
+        phase2: |_p| None,
+        build: |params, _, _| Local { params }, files: no;
+    /// `one-shot`: local estimates, k-means, Phase 2 within the clusters.
+    OneShot(OneShotParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| OneShot { params }, files: no, not_exportable: "its k-means++ seeding";
+    /// `oracle-labels`: Phase 2 with the true labels fixed.
+    OracleLabels(OracleLabelsParams)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| OracleLabels { params }, files: no;
+    /// `sr-fca`: SRFCA Algorithms 1–4.
+    SrFca(SrfcaConfig)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| SrFca { params }, files: no;
+    /// `cfl`: Sattler et al.'s clustered FL.
+    Cfl(CflConfig)
+        phase2: |p| Some(p.phase2),
+        build: |params, _, _| Cfl { params }, files: no, not_exportable: "its initial model";
+    /// `fedsoft`: FedSoft (Ruan & Joe-Wong 2022).
+    FedSoft(FedSoftConfig)
+        phase2: |p| Some(p.phase2),
+        build: |params, init, _| FedSoft { params, init }, files: yes,
+        not_exportable: "the personal models' common start w₀";
 }
 
 /// Reject a file algorithm `kind` does not use (it would be silently ignored).
@@ -95,26 +241,6 @@ impl Algorithm for Bound {
     }
 }
 
-/// The algorithms that take randomness from files.
-fn with_randomness(
-    params: &AlgorithmParams,
-    data_sigma: Option<f64>,
-) -> Option<Box<dyn WithRandomness>> {
-    Some(match params.clone() {
-        AlgorithmParams::TwoPhase(params) => Box::new(TwoPhase { params, init: None }),
-        AlgorithmParams::Phase2(params) => Box::new(Phase2Only {
-            params,
-            init: None,
-            oracle: false,
-        }),
-        AlgorithmParams::Ifca(params) => Box::new(Ifca { params, init: None }),
-        AlgorithmParams::Fedavg(params) => Box::new(FedAvg { params }),
-        AlgorithmParams::IfcaOfficial(params) => Box::new(IfcaOfficial { params, data_sigma }),
-        AlgorithmParams::FedSoft(params) => Box::new(FedSoft { params, init: None }),
-        _ => return None,
-    })
-}
-
 /// [`build`] with randomness from files, taking from `given` what the algorithm supplies.
 ///
 /// # Errors
@@ -129,16 +255,6 @@ pub fn build_with(
         Some(alg) => Box::new(Bound { alg, given }),
         None => build(params, None, data_sigma),
     })
-}
-
-/// Why algorithm `kind`'s randomness cannot be exported yet (a draw that is not suppliable).
-fn not_exportable(kind: AlgorithmKind) -> Option<&'static str> {
-    match kind {
-        AlgorithmKind::OneShot => Some("its k-means++ seeding"),
-        AlgorithmKind::Cfl => Some("its initial model"),
-        AlgorithmKind::FedSoft => Some("the personal models' common start w₀"),
-        _ => None,
-    }
 }
 
 /// Everything algorithm `kind` would draw on `fed` with `seed`, `given` taking precedence
@@ -293,6 +409,20 @@ mod tests {
         assert!(check_accepted(AlgorithmKind::Ifca, &given).is_err());
         assert!(check_accepted(AlgorithmKind::Local, &given).is_err());
         assert_eq!(AlgorithmKind::Phase2.randomness(), &["init"]);
+    }
+
+    /// `files: yes` in the list is exactly the algorithms whose declaration takes randomness
+    /// from files (`algorithm_kinds!`'s `randomness`).
+    #[test]
+    fn files_agree_with_the_declared_randomness() {
+        for kind in AlgorithmKind::ALL {
+            let p = AlgorithmParams::default_for(kind);
+            assert_eq!(
+                with_randomness(&p, None).is_some(),
+                !kind.randomness().is_empty(),
+                "{kind}"
+            );
+        }
     }
 
     #[test]

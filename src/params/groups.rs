@@ -1,13 +1,9 @@
 //! Each algorithm's typed parameter group bound to its keys: one line per field names the key
 //! it comes from, and the forward map (keys → group), the inverse (group → keys, what
-//! `summary.json` and [`super::AlgorithmParams::keys`] write), the group's checks (the keys'
+//! `summary.json` and [`crate::algorithms::AlgorithmParams::keys`] write), the group's checks (the keys'
 //! own range checks, [`super::key_table::KeyTable`]) and its `Default` (the keys' defaults) are
 //! all derived from that line.
 
-use super::baselines::{
-    CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, LocalParams,
-    OneShotParams, OracleLabelsParams, SrfcaConfig,
-};
 use super::key_table::{check_key, KeyTable};
 use super::phase1::{Phase1Config, Phase2OnlyParams, TwoPhaseParams};
 use super::phase2::{Phase2Config, StepRule};
@@ -28,38 +24,41 @@ pub(crate) trait Keyed: Sized {
 macro_rules! bind_keys {
     ($($group:ident { $($field:ident : $key:ident),* $(; $($sub:ident : $subty:ident),*)? })*) => {$(
         #[allow(clippy::clone_on_copy)]
-        impl Keyed for $group {
-            fn from_keys(t: &KeyTable) -> Self {
+        impl $crate::params::groups::Keyed for $group {
+            fn from_keys(t: &$crate::params::key_table::KeyTable) -> Self {
                 Self {
                     $($field: t.$key.clone(),)*
-                    $($($sub: <$subty as Keyed>::from_keys(t),)*)?
+                    $($($sub: <$subty as $crate::params::groups::Keyed>::from_keys(t),)*)?
                 }
             }
-            fn put_keys(&self, t: &mut KeyTable) {
+            fn put_keys(&self, t: &mut $crate::params::key_table::KeyTable) {
                 $(t.$key = self.$field.clone();)*
-                $($(self.$sub.put_keys(t);)*)?
+                $($($crate::params::groups::Keyed::put_keys(&self.$sub, t);)*)?
             }
-            fn check_keys(&self) -> Result<()> {
-                $(check_key::$key(&self.$field)?;)*
-                $($(self.$sub.check_keys()?;)*)?
+            fn check_keys(&self) -> $crate::error::Result<()> {
+                $($crate::params::key_table::check_key::$key(&self.$field)?;)*
+                $($($crate::params::groups::Keyed::check_keys(&self.$sub)?;)*)?
                 Ok(())
             }
         }
 
-        impl ParamGuard for $group {
-            fn check_ref(&self) -> Result<()> {
-                self.check_keys()
+        impl $crate::params::valid::ParamGuard for $group {
+            fn check_ref(&self) -> $crate::error::Result<()> {
+                $crate::params::groups::Keyed::check_keys(self)
             }
         }
 
         /// Every key at its default.
         impl Default for $group {
             fn default() -> Self {
-                Self::from_keys(&KeyTable::default())
+                <Self as $crate::params::groups::Keyed>::from_keys(
+                    &$crate::params::key_table::KeyTable::default(),
+                )
             }
         }
     )*};
 }
+pub(crate) use bind_keys;
 
 bind_keys! {
     Phase1Config {
@@ -80,63 +79,6 @@ bind_keys! {
     }
     TwoPhaseParams { k: k, init_scale: init_scale; phase1: Phase1Config, phase2: Phase2Config }
     Phase2OnlyParams { k: k, init_scale: init_scale; phase2: Phase2Config }
-    IfcaConfig {
-        k: k,
-        option: ifca_option,
-        participation: participation,
-        restarts: restarts,
-        init: ifca_init,
-        init_scale: init_scale,
-        replicate_batch: replicate_batch;
-        phase2: Phase2Config
-    }
-    IfcaOfficialConfig {
-        k: k,
-        lrs: ifca_official_lrs,
-        inits: ifca_official_inits,
-        iterations: ifca_official_iterations,
-        sigma: ifca_official_sigma,
-        offset: ifca_official_offset,
-        replicate_batch: replicate_batch
-    }
-    FedAvgParams { init_scale: init_scale, participation: participation; phase2: Phase2Config }
-    LocalParams { ridge: local_ridge }
-    OneShotParams {
-        k: k,
-        kmeans_inits: kmeans_inits,
-        kmeans_max_iter: kmeans_max_iter;
-        local: LocalParams,
-        phase2: Phase2Config
-    }
-    OracleLabelsParams { ; phase2: Phase2Config }
-    SrfcaConfig {
-        lambda: srfca_lambda,
-        lambda_quantile: srfca_lambda_quantile,
-        size: srfca_size,
-        beta: srfca_beta,
-        refine_steps: srfca_refine_steps,
-        local_iterations: srfca_local_iterations,
-        refine_rounds: srfca_refine_rounds,
-        dist: srfca_dist,
-        diameter: srfca_diameter;
-        phase2: Phase2Config
-    }
-    CflConfig {
-        init_scale: init_scale,
-        eps1: cfl_eps1,
-        eps2: cfl_eps2,
-        gamma_max: cfl_gamma_max,
-        warmup_rounds: cfl_warmup_rounds;
-        phase2: Phase2Config
-    }
-    FedSoftConfig {
-        k: k,
-        init_scale: init_scale,
-        lambda: fedsoft_lambda,
-        smoother: fedsoft_smoother,
-        interval: fedsoft_interval;
-        phase2: Phase2Config
-    }
 }
 
 /// Phase 2's step is one field for two keys: a fixed `eta`, or the rule from `eta_gamma`.

@@ -87,7 +87,7 @@ macro_rules! run_keys {
         $name:ident : $ty:ty = $default:expr ; $group:ident , $example:literal , $check:expr ;
     )*) => {
         /// Every key of every algorithm with its default: the syntax of `--set` / TOML and the
-        /// keys' reference. Parse keys with [`super::AlgorithmParams::from_sources`].
+        /// keys' reference. Parse keys with [`crate::algorithms::AlgorithmParams::from_sources`].
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields, default)]
         pub struct KeyTable {

@@ -1,8 +1,9 @@
 //! The keys as written: every `--set` / TOML key of every algorithm, declared once in the
 //! `run_keys!` list below with its type, default, readers, range check and meaning (the doc
-//! comments are the keys' reference), parsed and range-checked once. Only the parameter layer
-//! reads it: [`super::AlgorithmParams`] takes from it the typed group of one algorithm
-//! ([`super::groups`]), and no algorithm or public function takes a `KeyTable`.
+//! comments are the keys' reference), parsed and range-checked once. Only the parameter groups
+//! read it, through their `bind_keys!` lines ([`super::groups`]):
+//! [`crate::algorithms::AlgorithmParams`] takes from it the typed group of one algorithm, and no
+//! public function takes a `KeyTable`.
 
 use super::baselines::{IfcaOption, InitDist, SrfcaDist, MAX_RESTARTS, MAX_ROUNDS};
 use super::key_decl::{any, at_least_one, non_negative, positive, rule, run_keys};

@@ -146,7 +146,7 @@ pub fn keys_help() -> String {
 }
 
 /// Refuse a key algorithm `kind` does not read, naming the algorithm and its keys (unknown keys
-/// pass here; [`super::AlgorithmParams::from_sources`] refuses them).
+/// pass here; [`crate::algorithms::AlgorithmParams::from_sources`] refuses them).
 ///
 /// # Errors
 /// [`FedmixError::InvalidParameter`] naming the first such key, with the value given for it.

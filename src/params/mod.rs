@@ -1,13 +1,14 @@
-//! Parameters, the layer every algorithm reads from and none writes to: the algorithm names
-//! ([`AlgorithmKind`]), each algorithm's typed parameters ([`AlgorithmParams`], one group per
-//! algorithm, parsed once from the `--set` / TOML keys with errors naming the key), the typed
-//! parameters of each phase and baseline with their range checks, and the baselines'
-//! parameters resolved against a federation ([`resolved`]). The key syntax itself — every key
-//! with its default and meaning, parsed from TOML with the file's line in errors — is
-//! [`key_table::KeyTable`]: the reference of the keys, which no algorithm or public function
-//! takes (parse keys with [`AlgorithmParams::from_sources`]).
+//! Parameters, the layer every algorithm reads from and none writes to: the algorithm names and
+//! what each reads ([`AlgorithmKind`]), every `--set` / TOML key declared once with its range
+//! check, the way a typed group is bound to its keys (`bind_keys!` in [`groups`], invoked next to
+//! each group's declaration: SXY22's Phase 1 and Phase 2 groups here, each baseline's group in
+//! its algorithm's file), SXY22's phases' typed parameters ([`phase1`], [`phase2`]) and the
+//! baselines' key types ([`baselines`]). The key syntax itself — every key with its default and
+//! meaning, parsed from TOML with the file's line in errors — is [`key_table::KeyTable`]: the
+//! reference of the keys, which no public function takes (parse keys with
+//! [`crate::algorithms::AlgorithmParams::from_sources`], which holds one algorithm's checked
+//! group).
 
-pub mod algorithm;
 pub mod baselines;
 pub mod groups;
 pub mod key_decl;
@@ -16,10 +17,8 @@ pub mod keys;
 pub mod kind;
 pub mod phase1;
 pub mod phase2;
-pub mod resolved;
 pub mod valid;
 
-pub use algorithm::AlgorithmParams;
 pub use baselines::*;
 pub use groups::paper_preset;
 pub use key_decl::{KeyGroup, KeySpec};
@@ -33,5 +32,4 @@ pub use keys::{
 pub use kind::{AlgorithmKind, Reads, RoundRule};
 pub use phase1::*;
 pub use phase2::*;
-pub use resolved::*;
 pub use valid::{ParamGuard, Valid};

@@ -1,6 +1,6 @@
 //! Checked parameters (linfa's `ParamGuard` → valid parameters): a parameter group is written
 //! as a plain struct with public fields, and becomes a [`Valid`] only through
-//! [`ParamGuard::check`]; what builds an algorithm ([`super::AlgorithmParams`], the algorithms'
+//! [`ParamGuard::check`]; what builds an algorithm ([`crate::algorithms::AlgorithmParams`], the algorithms'
 //! `params` fields) holds a `Valid`, so no public path runs an algorithm on unchecked values.
 
 use crate::error::Result;

@@ -1,9 +1,10 @@
 //! Shared by the integration tests that run algorithms on the golden federation
 //! (`tests/data/golden/`: `sxy-balanced`, d = 8, M = 30, k = 3, and its `θ₀`).
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::randomness::{Randomness, Supplied};
 use fedmix::io::{read_dataset, read_f64, Dataset};
-use fedmix::params::{AlgorithmKind, AlgorithmParams};
+use fedmix::params::AlgorithmKind;
 use fedmix::runner::{prepare, Prepared};
 use nalgebra::DMatrix;
 use std::path::Path;

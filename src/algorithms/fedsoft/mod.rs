@@ -67,7 +67,7 @@ use crate::engine::summary::RunSummary;
 use crate::error::Result;
 use crate::federation::Federation;
 use crate::metrics::ErrorSummary;
-use crate::params::{AlgorithmKind, FedSoftConfig, FedSoftParams, Valid};
+use crate::params::{AlgorithmKind, Valid};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -381,6 +381,9 @@ pub struct FedSoftSummary {
     /// cluster model), when `θ*` and the true labels are known.
     pub personal_model_error: Option<ErrorSummary>,
 }
+
+mod params;
+pub use params::*;
 
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,8 @@
 //! restarts and their selection are in [`super::restarts`]; the rules and decisions in the
 //! [module docs](super).
 
+use super::params::IfcaParams;
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters, single};
-pub use crate::params::IfcaParams;
 use crate::params::{IfcaOption, InitDist};
 
 use crate::engine::local_update::{prox_factors, ProxFactor};

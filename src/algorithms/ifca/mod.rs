@@ -55,8 +55,10 @@
 
 pub mod algorithm;
 pub mod official;
+pub mod params;
 pub mod restarts;
 
 pub use algorithm::*;
 pub use official::*;
+pub use params::*;
 pub use restarts::*;

@@ -23,9 +23,9 @@
 //! 8. float32 in the original, float64 here: a diverging run stops at its first non-finite
 //!    iterate and reports NaN ([`official_run`]).
 
+use super::params::{IfcaOfficialConfig, OfficialParams};
 use crate::algorithms::ifca::algorithm::{bernoulli_init, round_comm};
 use crate::params::AlgorithmKind;
-pub use crate::params::{OfficialParams, OFFICIAL_THRESHOLD_FACTOR};
 use serde::Serialize;
 
 use crate::algorithms::fedx_clustering::{apply_sums, assign_clusters};
@@ -40,7 +40,6 @@ use crate::engine::summary::{LossOrDiverged, RunSummary};
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::metrics::argmin;
-use crate::params::IfcaOfficialConfig;
 use nalgebra::DMatrix;
 
 /// Official init (`initialize_weights`): `θ_j = Bernoulli(0.5)^d`, **not** rescaled (entries 0
@@ -514,7 +513,8 @@ mod tests {
     use super::*;
     use crate::algorithms::fedx_clustering::assign_clusters;
     use crate::algorithms::ifca::algorithm::tests::cfg_with;
-    use crate::algorithms::ifca::algorithm::{gradient_step, ifca_round, IfcaParams};
+    use crate::algorithms::ifca::algorithm::{gradient_step, ifca_round};
+    use crate::algorithms::ifca::IfcaParams;
     use crate::error::FedmixError;
     use crate::params::IfcaOption;
     use crate::params::KeyTable;

@@ -7,10 +7,10 @@
 //! ([`run_restart_with`](super::algorithm::run_restart_with)).
 
 use super::algorithm::{
-    ifca_prox_factors, ifca_round_batch, init_models, round_comm, IfcaParams, RestartRounds, IFCA,
+    ifca_prox_factors, ifca_round_batch, init_models, round_comm, RestartRounds, IFCA,
 };
+use super::params::{IfcaConfig, IfcaParams};
 use crate::params::AlgorithmKind;
-use crate::params::IfcaConfig;
 use serde::Serialize;
 
 use crate::engine::client_pass::training_loss;

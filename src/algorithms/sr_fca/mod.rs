@@ -55,12 +55,13 @@
 //! components, and applies the size filter after RECLUSTER rather than in MERGE.
 
 mod blocks;
+mod params;
+pub use params::*;
 
 use crate::engine::local_update::{client_gradient, local_update};
 use crate::metrics::MajorityMisclustering;
 use crate::params::AlgorithmKind;
-pub use crate::params::SrfcaParams;
-use crate::params::{SrfcaConfig, SrfcaDist};
+use crate::params::SrfcaDist;
 pub use blocks::{components, project_ball, threshold, trimmed_mean};
 use serde::Serialize;
 

@@ -4,12 +4,13 @@
 use super::spec::*;
 use fedmix::algorithms::ifca::OfficialSummary;
 use fedmix::algorithms::two_phase::TwoPhase;
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::contract::RunOutput;
 use fedmix::engine::randomness::Randomness;
 use fedmix::engine::recorder::{Phase, Recorder};
 use fedmix::error::{FedmixError, Result};
 use fedmix::io::{prepare_output_dir, write_json};
-use fedmix::params::{AlgorithmParams, TwoPhaseParams};
+use fedmix::params::TwoPhaseParams;
 use fedmix::synthetic::{self};
 use std::path::{Path, PathBuf};
 

@@ -83,7 +83,7 @@ metric = "distance"
         let got = run_cell(&plan, cell).unwrap();
         let data = synthetic::generate_named("sxy-balanced", 1, &cell.data).unwrap();
         for (series, cfg) in got.series.iter().zip(&cell.configs) {
-            let fedmix::params::AlgorithmParams::TwoPhase(params) = cfg else {
+            let fedmix::algorithms::AlgorithmParams::TwoPhase(params) = cfg else {
                 panic!("a two-phase series");
             };
             let alg = fedmix::algorithms::two_phase::TwoPhase {

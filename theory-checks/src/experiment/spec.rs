@@ -1,8 +1,8 @@
 //! The experiment definition (one TOML file under `experiments/`), its profiles and the plan of
 //! cells it resolves to.
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::error::{FedmixError, Result};
-use fedmix::params::AlgorithmParams;
 use fedmix::synthetic::SettingParams;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -56,11 +56,12 @@ use crate::framework::{
 use fedmix::algorithms::fedmd::run_fedmd;
 use fedmix::algorithms::fedx_clustering::run_phase2;
 use fedmix::algorithms::ifca::algorithm::run_restart;
+use fedmix::algorithms::ifca::IfcaParams;
 use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::params::{
-    FedMdParams, IfcaOption, IfcaParams, InitDist, LocalSolver, Pairing, Phase1Variant,
-    Phase2Params, SubspaceMethod,
+    FedMdParams, IfcaOption, InitDist, LocalSolver, Pairing, Phase1Variant, Phase2Params,
+    SubspaceMethod,
 };
 use fedmix::prec::max_nan;
 use fedmix::synthetic::generate_named;

@@ -75,6 +75,7 @@ use crate::framework::{
     binomial_upper_critical, check_alpha, linear_fit, outcome, prediction_tolerance, CheckConfig,
     CheckRecord, Design, Figure, Guard, Series, Side, SlopeFit,
 };
+use fedmix::algorithms::sr_fca::SrfcaConfig;
 use fedmix::algorithms::sr_fca::{SrFca, SrfcaParams};
 use fedmix::engine::local_update::client_gradient;
 use fedmix::engine::recorder::Recorder;
@@ -82,7 +83,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
-use fedmix::params::{ParamGuard, SrfcaConfig};
+use fedmix::params::ParamGuard;
 use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};

@@ -1,18 +1,79 @@
-//! Parameters resolved against a federation (linfa's validated parameters): what the baseline
-//! algorithms run with once `k`, the step and σ are known. Each is built once from its
-//! checked key group ([`super::baselines`]) and the data, with a typed error naming the key.
+//! IFCA's parameters (Ghosh et al. 2020, Algorithm 2) and the official protocol's: the groups
+//! read from their keys, and the values they run with once `k`, the step and σ are resolved
+//! against the data, with a typed error naming the key.
 
-use super::baselines::{
-    CflConfig, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption, InitDist, SrfcaConfig,
-    SrfcaDist,
-};
-use super::key_table::resolve_k;
-#[cfg(test)]
-use super::key_table::KeyTable;
-use super::phase2::Phase2Params;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
+#[cfg(test)]
+use crate::params::KeyTable;
+use crate::params::{resolve_k, IfcaOption, InitDist, Phase2Config, Phase2Params};
 use serde::Serialize;
+
+/// The official protocol's success factor: success when `min_dist < 0.6 σ (+ offset)`.
+pub const OFFICIAL_THRESHOLD_FACTOR: f64 = 0.6;
+
+/// Validated parameters of IFCA (`ifca`; IFCA Algorithm 2) before the data is known.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IfcaConfig {
+    /// Number of models; `None` = the data's `k`.
+    pub k: Option<usize>,
+    /// Option I (gradient averaging) or II (model averaging).
+    pub option: IfcaOption,
+    /// The step (option I: the PS step γ; option II: the local step), `τ` and rounds `T`.
+    pub phase2: Phase2Config,
+    /// Fraction of clients per round, in (0, 1].
+    pub participation: f64,
+    /// Restarts `R ≥ 1`.
+    pub restarts: usize,
+    /// Initialisation law.
+    pub init: InitDist,
+    /// Scale of the initialisation.
+    pub init_scale: f64,
+    /// Restarts advanced together in one pass over the data (results do not depend on it).
+    pub replicate_batch: usize,
+}
+
+/// Validated parameters of the IFCA authors' released protocol (`ifca-official`) before the
+/// data is known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IfcaOfficialConfig {
+    /// Number of models; `None` = the data's `k`.
+    pub k: Option<usize>,
+    /// Learning-rate grid (`None`: the official grid for k = 2 or 4).
+    pub lrs: Option<Vec<f64>>,
+    /// Init seeds per data seed (≥ 1).
+    pub inits: usize,
+    /// Iterations per run.
+    pub iterations: usize,
+    /// σ of the success rule (`None`: the data's generator σ).
+    pub sigma: Option<f64>,
+    /// Threshold offset (≥ 0).
+    pub offset: f64,
+    /// Runs advanced together in one pass over the data (results do not depend on it).
+    pub replicate_batch: usize,
+}
+
+crate::params::groups::bind_keys! {
+    IfcaConfig {
+        k: k,
+        option: ifca_option,
+        participation: participation,
+        restarts: restarts,
+        init: ifca_init,
+        init_scale: init_scale,
+        replicate_batch: replicate_batch;
+        phase2: Phase2Config
+    }
+    IfcaOfficialConfig {
+        k: k,
+        lrs: ifca_official_lrs,
+        inits: ifca_official_inits,
+        iterations: ifca_official_iterations,
+        sigma: ifca_official_sigma,
+        offset: ifca_official_offset,
+        replicate_batch: replicate_batch
+    }
+}
 
 /// Validated IFCA parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -75,9 +136,6 @@ impl IfcaParams {
         })
     }
 }
-
-/// The official protocol's success factor: success when `min_dist < 0.6 σ (+ offset)`.
-pub const OFFICIAL_THRESHOLD_FACTOR: f64 = 0.6;
 
 /// Validated parameters of the official protocol.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -160,130 +218,6 @@ impl OfficialParams {
             sigma_source: sigma_source.into(),
             offset: cfg.offset,
             threshold: OFFICIAL_THRESHOLD_FACTOR * sigma + cfg.offset,
-        })
-    }
-}
-
-/// Validated CFL parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CflParams {
-    /// Local solver, step and rounds.
-    pub local: Phase2Params,
-    /// `ε₁`: split only when the cluster's mean update is below it.
-    pub eps1: f64,
-    /// `ε₂`: split only when some client's update exceeds it.
-    pub eps2: f64,
-    /// `γ_max`: accept a split when `√((1 − α_max^cross)/2) > γ_max`.
-    pub gamma_max: f64,
-    /// No split before this round.
-    pub warmup_rounds: usize,
-}
-
-impl CflParams {
-    /// Resolve against a federation (the step).
-    ///
-    /// # Errors
-    /// `γ ≥ 1` for the local step ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &CflConfig, fed: &Federation) -> Result<Self> {
-        let local = c.phase2.resolve(fed);
-        local.check(fed)?;
-        Ok(Self {
-            local,
-            eps1: c.eps1,
-            eps2: c.eps2,
-            gamma_max: c.gamma_max,
-            warmup_rounds: c.warmup_rounds,
-        })
-    }
-}
-
-/// Validated FedSoft parameters (Ruan & Joe-Wong 2022), resolved against a federation.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct FedSoftParams {
-    /// Number of clusters `k` (1 ≤ k ≤ M).
-    pub k: usize,
-    /// Proximal weight `λ ≥ 0`.
-    pub lambda: f64,
-    /// Smoother `σ ∈ (0, 1)`.
-    pub smoother: f64,
-    /// Importance estimation every `τ` rounds.
-    pub interval: usize,
-    /// Local step size `η` (γ = η max_i ‖φ_i‖²/n_i < 1).
-    pub eta: f64,
-    /// Local gradient steps `s ≥ 1` per round.
-    pub local_steps: usize,
-    /// Rounds `T`.
-    pub rounds: usize,
-    /// Scale of the random starts `N(0, init_scale² I_d/d)`.
-    pub init_scale: f64,
-}
-
-impl FedSoftParams {
-    /// Resolve against a federation (`k`, the step).
-    ///
-    /// # Errors
-    /// `k` unknown or `k > M`; `γ ≥ 1` for the local step ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &FedSoftConfig, fed: &Federation) -> Result<Self> {
-        let k = resolve_k(c.k, fed)?;
-        let local = c.phase2.resolve(fed);
-        local.check(fed)?;
-        Ok(Self {
-            k,
-            lambda: c.lambda,
-            smoother: c.smoother,
-            interval: c.interval,
-            eta: local.eta,
-            local_steps: local.local_steps,
-            rounds: local.rounds,
-            init_scale: c.init_scale,
-        })
-    }
-}
-
-/// Validated SR-FCA parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SrfcaParams {
-    /// Threshold `λ` (`None`: quantile rule).
-    pub lambda: Option<f64>,
-    /// Quantile `q` of the ONE_SHOT distances used when `λ` is unset.
-    pub lambda_quantile: f64,
-    /// Size parameter `t` (clients).
-    pub size: usize,
-    /// Trimming level `β ∈ [0, 1/2)`.
-    pub beta: f64,
-    /// REFINE steps `R`.
-    pub refine_steps: usize,
-    /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
-    pub local_iterations: Option<usize>,
-    /// TrimmedMeanGD steps `T`.
-    pub refine_rounds: usize,
-    /// Distance.
-    pub dist: SrfcaDist,
-    /// Diameter `D` of `W` (`None`: `R^d`).
-    pub diameter: Option<f64>,
-    /// Step size `η`.
-    pub eta: f64,
-}
-
-impl SrfcaParams {
-    /// Resolve and validate against a federation.
-    ///
-    /// # Errors
-    /// Range errors; `γ ≥ 1` for the local/refine step ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &SrfcaConfig, fed: &Federation) -> Result<Self> {
-        let p2 = c.phase2.resolve(fed);
-        p2.check(fed)?;
-        Ok(Self {
-            lambda: c.lambda,
-            lambda_quantile: c.lambda_quantile,
-            size: c.size,
-            beta: c.beta,
-            refine_steps: c.refine_steps,
-            local_iterations: c.local_iterations,
-            refine_rounds: c.refine_rounds,
-            dist: c.dist,
-            diameter: c.diameter,
-            eta: p2.eta,
         })
     }
 }

@@ -1,4 +1,5 @@
-//! One algorithm's parameters, typed (linfa's validated parameters, one group per algorithm):
+//! One algorithm's parameters, typed (linfa's validated parameters, one group per algorithm,
+//! declared with the algorithm and listed in [`super::registry`]):
 //! what the registry builds an algorithm from, what a run records in `summary.json` and what an
 //! experiment cell stores. Written as keys (`--set key=value`, TOML), parsed and range-checked
 //! once by [`AlgorithmParams::from_sources`]; a key the algorithm does not read is refused with
@@ -8,87 +9,14 @@
 //! algorithm reads with their values, and the serialised form is the same map plus
 //! `"algorithm"` (round trip exact; a test checks it for every kind).
 
-use super::baselines::{
-    CflConfig, FedAvgParams, FedSoftConfig, IfcaConfig, IfcaOfficialConfig, IfcaOption,
-    LocalParams, OneShotParams, OracleLabelsParams, SrfcaConfig,
-};
-use super::groups::Keyed;
-use super::key_table::KeyTable;
-use super::keys::{check_applicable, keys_of};
-use super::kind::AlgorithmKind;
-use super::phase1::{Phase1Config, Phase2OnlyParams, TwoPhaseParams};
-use super::phase2::{Phase2Config, Phase2Params, StepRule};
-use super::valid::{ParamGuard, Valid};
+use super::registry::AlgorithmParams;
 use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
+use crate::params::key_table::KeyTable;
+use crate::params::{check_applicable, keys_of};
+use crate::params::{AlgorithmKind, IfcaOption, Phase1Config, Phase2Params, StepRule};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
-
-/// Declares [`AlgorithmParams`] from one list, each variant once with the group it holds (the
-/// variants are named as [`AlgorithmKind`]'s): `kind`, the parsing of a group from the key
-/// table and its inverse come from it.
-macro_rules! algorithm_params {
-    ($($(#[doc = $doc:literal])* $variant:ident($group:ty),)*) => {
-        /// The parameters of one algorithm, by kind, each group checked ([`Valid`]).
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum AlgorithmParams {
-            $($(#[doc = $doc])* $variant(Valid<$group>),)*
-        }
-
-        impl AlgorithmParams {
-            /// Which algorithm.
-            pub fn kind(&self) -> AlgorithmKind {
-                match self {
-                    $(Self::$variant(_) => AlgorithmKind::$variant,)*
-                }
-            }
-
-            /// The typed group of `kind` from a parsed key table, range-checked.
-            pub(crate) fn from_table(kind: AlgorithmKind, t: &KeyTable) -> Result<Self> {
-                Ok(match kind {
-                    $(AlgorithmKind::$variant => Self::$variant(<$group>::from_keys(t).check()?),)*
-                })
-            }
-
-            /// The key table of these parameters (the inverse of [`Self::from_table`]): the
-            /// algorithm's keys from its group, every other key at its default.
-            fn key_table(&self) -> KeyTable {
-                let mut t = KeyTable::default();
-                match self {
-                    $(Self::$variant(p) => p.put_keys(&mut t),)*
-                }
-                t
-            }
-        }
-    };
-}
-
-algorithm_params! {
-    /// `two-phase`: SXY22 Phase 1 and Phase 2.
-    TwoPhase(TwoPhaseParams),
-    /// `phase2`: SXY22 Phase 2 alone.
-    Phase2(Phase2OnlyParams),
-    /// `oracle`: SXY22 Phase 2 from `θ*`.
-    Oracle(Phase2OnlyParams),
-    /// `ifca`: IFCA Algorithm 2.
-    Ifca(IfcaConfig),
-    /// `ifca-official`: the IFCA authors' released protocol.
-    IfcaOfficial(IfcaOfficialConfig),
-    /// `fedavg`: one model.
-    Fedavg(FedAvgParams),
-    /// `local`: per-client estimates.
-    Local(LocalParams),
-    /// `one-shot`: local estimates, k-means, Phase 2 within the clusters.
-    OneShot(OneShotParams),
-    /// `oracle-labels`: Phase 2 with the true labels fixed.
-    OracleLabels(OracleLabelsParams),
-    /// `sr-fca`: SRFCA Algorithms 1–4.
-    SrFca(SrfcaConfig),
-    /// `cfl`: Sattler et al.'s clustered FL.
-    Cfl(CflConfig),
-    /// `fedsoft`: FedSoft (Ruan & Joe-Wong 2022).
-    FedSoft(FedSoftConfig),
-}
 
 impl AlgorithmParams {
     /// Algorithm `kind` with every key at its default.
@@ -122,7 +50,7 @@ impl AlgorithmParams {
         mut table: toml::Table,
         origin: &str,
     ) -> Result<Self> {
-        super::keys::check_known(table.keys().map(String::as_str), origin)?;
+        crate::params::check_known(table.keys().map(String::as_str), origin)?;
         // Only `kind`'s keys shape its parameters, so that they read back from their keys.
         let reads = keys_of(kind);
         table.retain(|k, _| reads.contains(&k));
@@ -143,7 +71,7 @@ impl AlgorithmParams {
     /// [`FedmixError::Malformed`] for unknown keys or wrong types (`origin` names the source),
     /// [`FedmixError::InvalidParameter`] for a value out of range or a key `kind` does not read.
     pub fn from_keys(kind: AlgorithmKind, keys: &Map<String, Value>, origin: &str) -> Result<Self> {
-        super::keys::check_known(keys.keys().map(String::as_str), origin)?;
+        crate::params::check_known(keys.keys().map(String::as_str), origin)?;
         check_applicable(kind, keys.iter().map(|(k, v)| (k.as_str(), v.to_string())))?;
         let table: KeyTable = serde_json::from_value(Value::Object(keys.clone())).map_err(|e| {
             FedmixError::Malformed {
@@ -163,23 +91,6 @@ impl AlgorithmParams {
             .into_iter()
             .map(|k| (k.to_string(), all.get(k).cloned().unwrap_or(Value::Null)))
             .collect()
-    }
-
-    /// Phase 2's configuration (step rule, local steps, solver, rounds), for the algorithms
-    /// whose rounds are Phase 2's (every algorithm but `ifca-official` and `local`).
-    pub fn phase2_config(&self) -> Option<Phase2Config> {
-        match self {
-            Self::TwoPhase(p) => Some(p.phase2),
-            Self::Phase2(p) | Self::Oracle(p) => Some(p.phase2),
-            Self::Ifca(p) => Some(p.phase2),
-            Self::Fedavg(p) => Some(p.phase2),
-            Self::OneShot(p) => Some(p.phase2),
-            Self::OracleLabels(p) => Some(p.phase2),
-            Self::SrFca(p) => Some(p.phase2),
-            Self::Cfl(p) => Some(p.phase2),
-            Self::FedSoft(p) => Some(p.phase2),
-            Self::IfcaOfficial(_) | Self::Local(_) => None,
-        }
     }
 
     /// These parameters with Phase 2's step fixed to `phase2.eta`, the value [`Self::phase2`]
