@@ -14,11 +14,11 @@
 //! Here: the federation, the keys and descriptions, `run` and `validate`; in `boundary`: failures
 //! and the arrays that cross; in `stepping`: the round-by-round `Session`.
 
+use fedmix::algorithms::AlgorithmParams;
 use fedmix::engine::randomness::{Randomness, Supplied};
 use fedmix::engine::recorder::Recorder;
 use fedmix::error::FedmixError as CoreError;
 use fedmix::io::{read_dataset, Dataset};
-use fedmix::algorithms::AlgorithmParams;
 use fedmix::params::AlgorithmKind;
 use fedmix::runner::{prepare, Provenance};
 use fedmix::synthetic;
