@@ -103,6 +103,7 @@ fn every_live_algorithm_steps_to_the_run_bit_for_bit() {
         ),
         ("oracle", vec![("rounds", "10")], None),
         ("oracle-labels", vec![("rounds", "10")], None),
+        ("one-shot", vec![("rounds", "10")], None),
         (
             "fedavg",
             vec![("rounds", "15"), ("participation", "0.5")],

@@ -54,7 +54,7 @@ def test_session_replays_run(fed, algorithm, keys):
     ("two-phase", {"rounds": 6}, True), ("fedavg", {"rounds": 4, "participation": 0.5}, True),
     ("phase2", {"rounds": 5}, True), ("oracle-labels", {"rounds": 3}, True), ("cfl", {"rounds": 6}, True),
     ("sr-fca", {}, True), ("fedsoft", {"rounds": 5, "fedsoft_interval": 2}, True),
-    ("ifca", {"rounds": 5, "restarts": 3}, True), ("local", {}, False), ("one-shot", {}, False)])
+    ("ifca", {"rounds": 5, "restarts": 3}, True), ("local", {}, False), ("one-shot", {"rounds": 5}, True)])
 def test_live_session_runs_each_round_on_step(fed, algorithm, keys, live):
     s = fedmix.Session(algorithm, fed, seed=3, **keys)
     assert s.live is live is fedmix.describe(algorithm)["live_session"]

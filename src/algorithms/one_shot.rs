@@ -5,19 +5,20 @@
 //! FedAvg runs inside each cluster with the labels fixed, starting from the centroids.
 //!
 //! Decision: "FedAvg inside each cluster" is Phase 2's aggregation with fixed labels
-//! ([`run_phase2`], weights `n_i/N` — SXY22 Algorithm 2), so one-shot, `oracle-labels` and the
+//! ([`Phase2Rounds`] with fixed labels, weights `n_i/N` — SXY22 Algorithm 2), so one-shot, `oracle-labels` and the
 //! two-phase algorithm differ only in where the labels and the start come from (SXY22 Fig. 1–3
 //! compare them at the same `s`). Per-cluster weights `n_i/N_j` would be Phase 2 with a step
 //! larger by `N/N_j`.
 //!
 //! The trace has one Phase 1 row (the clustering: centroids, k-means labels, `M·d` floats up),
-//! then the Phase 2 rows.
+//! then the Phase 2 rows. The clustering runs when the live run is built; its rounds are then
+//! stepped by the round executor like every Phase 2 (the Python `Session` is live).
 
-use super::fedx_clustering::run_phase2;
+use super::fedx_clustering::Phase2Rounds;
 use super::kmeans::kmeans;
 use super::local::local_models;
 use super::local::LocalParams;
-use crate::engine::contract::{Algorithm, RunOutput, Termination};
+use crate::engine::contract::{Algorithm, LiveRun, RunOutput};
 use crate::engine::recorder::{Comm, Phase, Recorder};
 use crate::engine::summary::RunSummary;
 use crate::error::Result;
@@ -39,7 +40,14 @@ impl Algorithm for OneShot {
         AlgorithmKind::OneShot
     }
 
-    fn run(&self, fed: &Federation, seed: u64, rec: &mut Recorder) -> Result<RunOutput> {
+    /// Local estimates and k-means, recorded as one row, then Phase 2's rounds within the
+    /// k-means clusters (labels fixed), live.
+    fn live(
+        &self,
+        fed: &Federation,
+        seed: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<Box<dyn LiveRun>>> {
         let q = &self.params;
         let k = resolve_k(q.k, fed)?;
         let p = q.phase2.resolve(fed);
@@ -54,7 +62,7 @@ impl Algorithm for OneShot {
             participants: m,
         };
         rec.model_round(fed, Phase::Phase1, &km.centroids, Some(&km.labels), upload);
-        let (theta_hat, _) = run_phase2(fed, &km.centroids, &p, Some(&km.labels), rec)?;
+        let rounds = Phase2Rounds::new(fed, km.centroids.clone(), &p, Some(km.labels.clone()))?;
         let mut sizes = vec![0usize; k];
         km.labels.iter().for_each(|&l| sizes[l] += 1);
         let one_shot = OneShotSummary {
@@ -68,12 +76,17 @@ impl Algorithm for OneShot {
             local_ridge: q.local.ridge,
             phase2: p,
         };
-        Ok(RunOutput {
-            theta_hat,
-            labels: km.labels,
-            termination: Termination::MaxRounds,
-            summary: RunSummary::new().with("one_shot", one_shot),
-        })
+        let labels = km.labels;
+        let live = rounds.live(
+            fed,
+            Box::new(move |_, done| RunOutput {
+                theta_hat: done.state.theta,
+                labels,
+                termination: done.termination,
+                summary: RunSummary::new().with("one_shot", one_shot),
+            }),
+        )?;
+        Ok(Some(live))
     }
 }
 

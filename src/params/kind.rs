@@ -195,7 +195,7 @@ algorithm_kinds! {
         own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        live: false, rows_known: false,
+        live: true, rows_known: false,
         one_step: Some(
             "its clusters come from k-means on local estimates (seeded k-means++), not from \
              the broadcast models; one step of its within-cluster FedAvg is not implemented",
