@@ -65,4 +65,6 @@ def test_per_cluster_weights_are_not_fedmix_phase2():
     e = [M @ x for M, x in errs]
     wrong = max(np.linalg.norm(x) for x in e)
     assert N > Nj
-    assert not abs(wrong - res.trace["distance"][0]) / res.trace["distance"][0] <= 1e-6
+    # NaN must fail: finite first, then the disagreement.
+    assert np.isfinite(wrong)
+    assert abs(wrong - res.trace["distance"][0]) / res.trace["distance"][0] > 1e-6
