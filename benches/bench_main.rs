@@ -15,7 +15,7 @@ use fedmix::engine::recorder::{Comm, Recorder};
 use fedmix::federation::Federation;
 use fedmix::linalg::{columns_operand, gemm_batched, random_orthonormal, Batched};
 use fedmix::metrics::bottleneck_distance;
-use fedmix::params::IfcaOption;
+use fedmix::params::{IfcaOption, ParamGuard};
 use fedmix::params::{Pairing, Phase1Variant};
 use fedmix::params::{Phase1Config, Phase2Config, StepRule, TwoPhaseParams};
 use fedmix::seed_streams::{stream, Purpose};
@@ -54,7 +54,7 @@ fn bench_ifca(c: &mut Criterion) {
         },
         ..IfcaConfig::default()
     };
-    let p = IfcaParams::resolve(&cfg, &f).expect("valid");
+    let p = IfcaParams::resolve(&cfg.check().expect("valid"), &f).expect("valid");
     let theta = random_init(f.d(), 2, 1.0, 1, 0);
     let all: Vec<usize> = (0..f.num_clients()).collect();
     let mut g = quick(c, "ifca");

@@ -189,7 +189,7 @@ fn ifca_official(cfg: &Params) {
             let p = OfficialParams::resolve(&alg.params, &fed, alg.data_sigma).expect("params");
             let runs = alg.grid(&fed, &p, seed).expect("grid runs");
             let values: Vec<f64> = runs.iter().map(|r| r.min_dist).collect();
-            let v = official_success(&values, p.threshold);
+            let v = official_success(&values, p.threshold());
             println!(
                 "| {seed} | {r} | {:.5}{} | {} | {:.0} |",
                 v.min_value,
@@ -198,7 +198,7 @@ fn ifca_official(cfg: &Params) {
                 t0.elapsed().as_secs_f64()
             );
             verdicts[ri].push(v);
-            threshold = p.threshold;
+            threshold = p.threshold();
         }
     }
     println!("\n| r | success over data seeds {seeds:?} | min_value (min–max) | threshold 0.6σ + 0.001 | all-NaN seeds |");

@@ -123,7 +123,7 @@ fn ifca_params(f: &Federation, k: usize) -> IfcaParams {
         k: Some(k),
         ..IfcaConfig::default()
     };
-    IfcaParams::resolve(&cfg, f).expect("valid")
+    IfcaParams::resolve(&cfg.check().expect("valid"), f).expect("valid")
 }
 
 /// (round seconds, floor seconds) for IFCA option I on `f`: the best of `reps` interleaved

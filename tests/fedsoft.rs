@@ -138,7 +138,7 @@ fn recovers_two_separated_clusters_within_the_fixed_point_bound() {
     for (i, u) in fedsoft.importance_weights.iter().enumerate() {
         let own = out.labels[i];
         for (s, &v) in u.iter().enumerate() {
-            let want = if s == own { 1.0 } else { p.smoother };
+            let want = if s == own { 1.0 } else { p.smoother() };
             assert!((v - want).abs() <= f64::EPSILON, "client {i}: u = {u:?}");
         }
     }
@@ -165,10 +165,10 @@ fn recovers_two_separated_clusters_within_the_fixed_point_bound() {
     };
     let f = (0..k)
         .map(|s| {
-            p.smoother * samples(false, s) / (samples(true, s) + p.smoother * samples(false, s))
+            p.smoother() * samples(false, s) / (samples(true, s) + p.smoother() * samples(false, s))
         })
         .fold(0.0, f64::max);
-    let (lam, sig) = (p.lambda, p.smoother);
+    let (lam, sig) = (p.lambda(), p.smoother());
     let lam1 = lam * (1.0 + (k as f64 - 1.0) * sig);
     let a = lam1 / (mu + lam1);
     let bound =

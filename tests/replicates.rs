@@ -223,9 +223,10 @@ fn ifca_restarts_batched_equal_one_at_a_time() {
                 assert_eq!(rec1.to_csv(), recb.to_csv(), "{what}: trace");
             }
             // And each restart of a batch equals that restart run alone.
-            let p = IfcaParams::resolve(&ifca_cfg(option, solver, 5), &fed).expect("params");
+            let cfg = ifca_cfg(option, solver, 5).check().expect("valid");
+            let p = IfcaParams::resolve(&cfg, &fed).expect("params");
             let starts: Vec<DMatrix<f64>> = (0..5)
-                .map(|r| fedmix::algorithms::ifca::init_models(9, 3, p.init, 1.0, 11, r))
+                .map(|r| fedmix::algorithms::ifca::init_models(9, 3, p.init(), 1.0, 11, r))
                 .collect();
             let ids: Vec<usize> = (0..5).collect();
             let batch = run_restarts_batch(&fed, &p, &starts, &ids, 11, None).expect("batch");

@@ -372,19 +372,21 @@ crate::params::groups::bind_keys! {
     }
 }
 
-/// Validated CFL parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CflParams {
-    /// Local solver, step and rounds.
-    pub local: Phase2Params,
-    /// `ε₁`: split only when the cluster's mean update is below it.
-    pub eps1: f64,
-    /// `ε₂`: split only when some client's update exceeds it.
-    pub eps2: f64,
-    /// `γ_max`: accept a split when `√((1 − α_max^cross)/2) > γ_max`.
-    pub gamma_max: f64,
-    /// No split before this round.
-    pub warmup_rounds: usize,
+crate::params::valid::resolved_params! {
+    /// Validated CFL parameters.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    pub struct CflParams {
+        /// Local solver, step and rounds.
+        local: Phase2Params,
+        /// `ε₁`: split only when the cluster's mean update is below it.
+        eps1: f64,
+        /// `ε₂`: split only when some client's update exceeds it.
+        eps2: f64,
+        /// `γ_max`: accept a split when `√((1 − α_max^cross)/2) > γ_max`.
+        gamma_max: f64,
+        /// No split before this round.
+        warmup_rounds: usize,
+    }
 }
 
 impl CflParams {
@@ -392,7 +394,7 @@ impl CflParams {
     ///
     /// # Errors
     /// `γ ≥ 1` for the local step ([`crate::error::FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &CflConfig, fed: &Federation) -> Result<Self> {
+    pub fn resolve(c: &crate::params::Valid<CflConfig>, fed: &Federation) -> Result<Self> {
         let local = c.phase2.resolve(fed);
         local.check(fed)?;
         Ok(Self {

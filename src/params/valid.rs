@@ -43,3 +43,33 @@ pub trait ParamGuard: Sized {
         Ok(Valid(self))
     }
 }
+
+/// Declares parameters resolved against the data (an algorithm's values once `k`, the step or
+/// σ are known), each field written once: the struct, with fields visible to the crate only,
+/// and a public read-only accessor per field carrying the field's doc (a copy of the value).
+/// Outside the crate such parameters come only from their `resolve` constructor, which takes a
+/// [`Valid`] group: no public path builds them unchecked or edits one after its checks.
+macro_rules! resolved_params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[doc = $doc:literal])* $f:ident : $ty:ty),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[doc = $doc])* pub(crate) $f: $ty,)*
+        }
+
+        #[allow(clippy::clone_on_copy)]
+        impl $name {
+            $(
+                $(#[doc = $doc])*
+                pub fn $f(&self) -> $ty {
+                    self.$f.clone()
+                }
+            )*
+        }
+    };
+}
+pub(crate) use resolved_params;

@@ -35,25 +35,27 @@ crate::params::groups::bind_keys! {
     }
 }
 
-/// Validated FedSoft parameters (Ruan & Joe-Wong 2022), resolved against a federation.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct FedSoftParams {
-    /// Number of clusters `k` (1 ≤ k ≤ M).
-    pub k: usize,
-    /// Proximal weight `λ ≥ 0`.
-    pub lambda: f64,
-    /// Smoother `σ ∈ (0, 1)`.
-    pub smoother: f64,
-    /// Importance estimation every `τ` rounds.
-    pub interval: usize,
-    /// Local step size `η` (γ = η max_i ‖φ_i‖²/n_i < 1).
-    pub eta: f64,
-    /// Local gradient steps `s ≥ 1` per round.
-    pub local_steps: usize,
-    /// Rounds `T`.
-    pub rounds: usize,
-    /// Scale of the random starts `N(0, init_scale² I_d/d)`.
-    pub init_scale: f64,
+crate::params::valid::resolved_params! {
+    /// Validated FedSoft parameters (Ruan & Joe-Wong 2022), resolved against a federation.
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+    pub struct FedSoftParams {
+        /// Number of clusters `k` (1 ≤ k ≤ M).
+        k: usize,
+        /// Proximal weight `λ ≥ 0`.
+        lambda: f64,
+        /// Smoother `σ ∈ (0, 1)`.
+        smoother: f64,
+        /// Importance estimation every `τ` rounds.
+        interval: usize,
+        /// Local step size `η` (γ = η max_i ‖φ_i‖²/n_i < 1).
+        eta: f64,
+        /// Local gradient steps `s ≥ 1` per round.
+        local_steps: usize,
+        /// Rounds `T`.
+        rounds: usize,
+        /// Scale of the random starts `N(0, init_scale² I_d/d)`.
+        init_scale: f64,
+    }
 }
 
 impl FedSoftParams {
@@ -61,7 +63,7 @@ impl FedSoftParams {
     ///
     /// # Errors
     /// `k` unknown or `k > M`; `γ ≥ 1` for the local step ([`crate::error::FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &FedSoftConfig, fed: &Federation) -> Result<Self> {
+    pub fn resolve(c: &crate::params::Valid<FedSoftConfig>, fed: &Federation) -> Result<Self> {
         let k = resolve_k(c.k, fed)?;
         let local = c.phase2.resolve(fed);
         local.check(fed)?;

@@ -6,7 +6,9 @@ use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 #[cfg(test)]
 use crate::params::KeyTable;
-use crate::params::{resolve_k, IfcaOption, InitDist, Phase2Config, Phase2Params};
+use crate::params::{
+    resolve_k, IfcaOption, InitDist, ParamGuard, Phase2Config, Phase2Params, StepRule, Valid,
+};
 use serde::Serialize;
 
 /// The official protocol's success factor: success when `min_dist < 0.6 σ (+ offset)`.
@@ -75,28 +77,78 @@ crate::params::groups::bind_keys! {
     }
 }
 
-/// Validated IFCA parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct IfcaParams {
-    /// Number of models `k` (1 ≤ k ≤ M).
-    pub k: usize,
-    /// Option I or II.
-    pub option: IfcaOption,
-    /// Step size `γ` (option I: the PS step; option II: the local step).
-    pub step: f64,
-    /// Option II's local solver (`eta = γ`, `local_steps = τ`) and the number of rounds `T`.
-    pub local: Phase2Params,
-    /// Fraction of clients per round, in (0, 1].
-    pub participation: f64,
-    /// Restarts `R ≥ 1`.
-    pub restarts: usize,
-    /// Initialisation law and scale.
-    pub init: InitDist,
-    /// Scale of the initialisation.
-    pub init_scale: f64,
+crate::params::valid::resolved_params! {
+    /// Validated IFCA parameters: from a checked [`IfcaConfig`] and the data
+    /// ([`IfcaParams::resolve`]), or at a chosen step ([`IfcaParams::at_step`]). They are read,
+    /// never edited: a step changed after the checks does not compile.
+    ///
+    /// ```compile_fail,E0616
+    /// use fedmix::algorithms::ifca::IfcaParams;
+    /// use fedmix::params::{IfcaOption, LocalSolver, Phase2Params};
+    /// let local = Phase2Params { eta: 0.1, local_steps: 1, local_solver: LocalSolver::Fedavg, rounds: 1 };
+    /// let mut p = IfcaParams::at_step(2, IfcaOption::Gradient, local).unwrap();
+    /// p.step = f64::NAN;
+    /// ```
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    pub struct IfcaParams {
+        /// Number of models `k` (1 ≤ k ≤ M).
+        k: usize,
+        /// Option I or II.
+        option: IfcaOption,
+        /// Step size `γ` (option I: the PS step; option II: the local step).
+        step: f64,
+        /// Option II's local solver (`eta = γ`, `local_steps = τ`) and the number of rounds `T`.
+        local: Phase2Params,
+        /// Fraction of clients per round, in (0, 1].
+        participation: f64,
+        /// Restarts `R ≥ 1`.
+        restarts: usize,
+        /// Initialisation law and scale.
+        init: InitDist,
+        /// Scale of the initialisation.
+        init_scale: f64,
+    }
 }
 
 impl IfcaParams {
+    /// The parameters of IFCA rounds at a chosen step, for lemma-level use (IFCA Theorem 1
+    /// fixes `γ` itself): `k` models, option I or II with `local` (`local.eta` is the step),
+    /// every client taking part, one start, the Gaussian init at scale 1. Every value passes
+    /// its key's range check ([`IfcaConfig`]'s); unlike [`IfcaParams::resolve`] there is no
+    /// data, so option II's `γ < 1` is not checked.
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] naming the key out of range (`k = 0`, a step that is
+    /// not finite and positive, `local_steps = 0`, …).
+    pub fn at_step(k: usize, option: IfcaOption, local: Phase2Params) -> Result<Self> {
+        let c = IfcaConfig {
+            k: Some(k),
+            option,
+            phase2: Phase2Config {
+                step: StepRule::Fixed(local.eta),
+                local_steps: local.local_steps,
+                local_solver: local.local_solver,
+                rounds: local.rounds,
+            },
+            participation: 1.0,
+            restarts: 1,
+            init: InitDist::Gaussian,
+            init_scale: 1.0,
+            ..IfcaConfig::default()
+        }
+        .check()?;
+        Ok(Self {
+            k,
+            option,
+            step: local.eta,
+            local,
+            participation: c.participation,
+            restarts: c.restarts,
+            init: c.init,
+            init_scale: c.init_scale,
+        })
+    }
+
     /// Resolve and validate against a federation.
     ///
     /// # Errors
@@ -104,14 +156,14 @@ impl IfcaParams {
     /// ([`FedmixError::StepTooLarge`]).
     #[cfg(test)]
     pub(crate) fn from_config(cfg: &KeyTable, fed: &Federation) -> Result<Self> {
-        Self::resolve(&*cfg.group::<IfcaConfig>()?, fed)
+        Self::resolve(&cfg.group::<IfcaConfig>()?, fed)
     }
 
     /// Resolve validated parameters against a federation (`k`, the step).
     ///
     /// # Errors
     /// k unknown or `k > M`, option II with `γ ≥ 1` ([`FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &IfcaConfig, fed: &Federation) -> Result<Self> {
+    pub fn resolve(c: &Valid<IfcaConfig>, fed: &Federation) -> Result<Self> {
         let k = resolve_k(c.k, fed)?;
         let local = c.phase2.resolve(fed);
         if !(local.eta.is_finite() && local.eta > 0.0) {
@@ -137,25 +189,27 @@ impl IfcaParams {
     }
 }
 
-/// Validated parameters of the official protocol.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct OfficialParams {
-    /// Number of models (the data's k).
-    pub k: usize,
-    /// Learning-rate grid, in the official loop order.
-    pub lrs: Vec<f64>,
-    /// Init seeds (official `train_seed ∈ range(10)`).
-    pub inits: usize,
-    /// Iterations per run (official `num_epochs = 300`).
-    pub iterations: usize,
-    /// σ of the success rule (official `noise_scale`).
-    pub sigma: f64,
-    /// Where σ came from.
-    pub sigma_source: String,
-    /// Offset added to the threshold (0.001 in the r–noise sweeps, 0 in the m–n sweeps).
-    pub offset: f64,
-    /// `0.6 σ + offset`.
-    pub threshold: f64,
+crate::params::valid::resolved_params! {
+    /// Validated parameters of the official protocol.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    pub struct OfficialParams {
+        /// Number of models (the data's k).
+        k: usize,
+        /// Learning-rate grid, in the official loop order.
+        lrs: Vec<f64>,
+        /// Init seeds (official `train_seed ∈ range(10)`).
+        inits: usize,
+        /// Iterations per run (official `num_epochs = 300`).
+        iterations: usize,
+        /// σ of the success rule (official `noise_scale`).
+        sigma: f64,
+        /// Where σ came from.
+        sigma_source: String,
+        /// Offset added to the threshold (0.001 in the r–noise sweeps, 0 in the m–n sweeps).
+        offset: f64,
+        /// `0.6 σ + offset`.
+        threshold: f64,
+    }
 }
 
 impl OfficialParams {
@@ -174,7 +228,7 @@ impl OfficialParams {
         fed: &Federation,
         data_sigma: Option<f64>,
     ) -> Result<Self> {
-        Self::resolve(&*cfg.group::<IfcaOfficialConfig>()?, fed, data_sigma)
+        Self::resolve(&cfg.group::<IfcaOfficialConfig>()?, fed, data_sigma)
     }
 
     /// Resolve validated parameters against a federation (`k`, the grid, σ).
@@ -182,7 +236,7 @@ impl OfficialParams {
     /// # Errors
     /// Missing θ* or σ, k without a default grid.
     pub fn resolve(
-        cfg: &IfcaOfficialConfig,
+        cfg: &Valid<IfcaOfficialConfig>,
         fed: &Federation,
         data_sigma: Option<f64>,
     ) -> Result<Self> {
@@ -219,5 +273,47 @@ impl OfficialParams {
             offset: cfg.offset,
             threshold: OFFICIAL_THRESHOLD_FACTOR * sigma + cfg.offset,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::LocalSolver;
+
+    fn local(eta: f64, local_steps: usize) -> Phase2Params {
+        Phase2Params {
+            eta,
+            local_steps,
+            local_solver: LocalSolver::Fedavg,
+            rounds: 3,
+        }
+    }
+
+    /// IFCA rounds at a chosen step take the step as given and every other value at IFCA's
+    /// single-run setting; out-of-range values are typed errors naming their key.
+    #[test]
+    fn a_chosen_step_is_checked_like_its_keys() {
+        let p = IfcaParams::at_step(3, IfcaOption::Model, local(0.25, 2)).unwrap();
+        assert_eq!((p.k(), p.option(), p.step()), (3, IfcaOption::Model, 0.25));
+        assert_eq!(p.local(), local(0.25, 2));
+        assert_eq!((p.participation(), p.restarts()), (1.0, 1));
+        assert_eq!((p.init(), p.init_scale()), (InitDist::Gaussian, 1.0));
+        let named = |r: Result<IfcaParams>| match r {
+            Err(FedmixError::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a typed error, got {other:?}"),
+        };
+        for bad in [f64::NAN, f64::INFINITY, 0.0, -0.1] {
+            let r = IfcaParams::at_step(2, IfcaOption::Gradient, local(bad, 1));
+            assert_eq!(named(r), "eta", "step {bad}");
+        }
+        assert_eq!(
+            named(IfcaParams::at_step(0, IfcaOption::Gradient, local(0.1, 1))),
+            "k"
+        );
+        assert_eq!(
+            named(IfcaParams::at_step(2, IfcaOption::Model, local(0.1, 0))),
+            "local_steps"
+        );
     }
 }

@@ -46,29 +46,31 @@ crate::params::groups::bind_keys! {
     }
 }
 
-/// Validated SR-FCA parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SrfcaParams {
-    /// Threshold `λ` (`None`: quantile rule).
-    pub lambda: Option<f64>,
-    /// Quantile `q` of the ONE_SHOT distances used when `λ` is unset.
-    pub lambda_quantile: f64,
-    /// Size parameter `t` (clients).
-    pub size: usize,
-    /// Trimming level `β ∈ [0, 1/2)`.
-    pub beta: f64,
-    /// REFINE steps `R`.
-    pub refine_steps: usize,
-    /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
-    pub local_iterations: Option<usize>,
-    /// TrimmedMeanGD steps `T`.
-    pub refine_rounds: usize,
-    /// Distance.
-    pub dist: SrfcaDist,
-    /// Diameter `D` of `W` (`None`: `R^d`).
-    pub diameter: Option<f64>,
-    /// Step size `η`.
-    pub eta: f64,
+crate::params::valid::resolved_params! {
+    /// Validated SR-FCA parameters.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    pub struct SrfcaParams {
+        /// Threshold `λ` (`None`: quantile rule).
+        lambda: Option<f64>,
+        /// Quantile `q` of the ONE_SHOT distances used when `λ` is unset.
+        lambda_quantile: f64,
+        /// Size parameter `t` (clients).
+        size: usize,
+        /// Trimming level `β ∈ [0, 1/2)`.
+        beta: f64,
+        /// REFINE steps `R`.
+        refine_steps: usize,
+        /// ONE_SHOT local GD steps (`None`: exact min-norm least squares).
+        local_iterations: Option<usize>,
+        /// TrimmedMeanGD steps `T`.
+        refine_rounds: usize,
+        /// Distance.
+        dist: SrfcaDist,
+        /// Diameter `D` of `W` (`None`: `R^d`).
+        diameter: Option<f64>,
+        /// Step size `η`.
+        eta: f64,
+    }
 }
 
 impl SrfcaParams {
@@ -76,7 +78,7 @@ impl SrfcaParams {
     ///
     /// # Errors
     /// Range errors; `γ ≥ 1` for the local/refine step ([`crate::error::FedmixError::StepTooLarge`]).
-    pub fn resolve(c: &SrfcaConfig, fed: &Federation) -> Result<Self> {
+    pub fn resolve(c: &crate::params::Valid<SrfcaConfig>, fed: &Federation) -> Result<Self> {
         let p2 = c.phase2.resolve(fed);
         p2.check(fed)?;
         Ok(Self {

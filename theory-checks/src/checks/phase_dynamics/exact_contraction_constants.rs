@@ -60,8 +60,7 @@ use fedmix::algorithms::ifca::IfcaParams;
 use fedmix::engine::recorder::Recorder;
 use fedmix::federation::Federation;
 use fedmix::params::{
-    FedMdParams, IfcaOption, InitDist, LocalSolver, Pairing, Phase1Variant, Phase2Params,
-    SubspaceMethod,
+    FedMdParams, IfcaOption, LocalSolver, Pairing, Phase1Variant, Phase2Params, SubspaceMethod,
 };
 use fedmix::prec::max_nan;
 use fedmix::synthetic::generate_named;
@@ -290,21 +289,13 @@ fn measure(part: Part, fed: &Federation, planted: f64) -> Option<Measured> {
                 Part::IfcaModel { tau } => (IfcaOption::Model, tau),
                 _ => (IfcaOption::Gradient, 1),
             };
-            let p = IfcaParams {
-                k,
-                option,
-                step: eta,
-                local: Phase2Params {
-                    eta,
-                    local_steps: tau,
-                    local_solver: LocalSolver::Fedavg,
-                    rounds,
-                },
-                participation: 1.0,
-                restarts: 1,
-                init: InitDist::Gaussian,
-                init_scale: 1.0,
+            let local = Phase2Params {
+                eta,
+                local_steps: tau,
+                local_solver: LocalSolver::Fedavg,
+                rounds,
             };
+            let p = IfcaParams::at_step(k, option, local).ok()?;
             run_restart(fed, &p, &theta0, 0, 0, &mut rec).map(|_| ())
         }
         Part::Fedavg { .. } | Part::Fedprox => {

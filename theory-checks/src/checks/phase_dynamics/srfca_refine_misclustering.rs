@@ -83,7 +83,7 @@ use fedmix::federation::Federation;
 use fedmix::metrics::as_options;
 use fedmix::metrics::majority_misclustering;
 use fedmix::metrics::UNASSIGNED;
-use fedmix::params::ParamGuard;
+use fedmix::params::{ParamGuard, Valid};
 use fedmix::prec::{max_nan, IDENTITY_RTOL};
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{Binomial, DiscreteCDF};
@@ -245,9 +245,10 @@ fn project_to_ball(v: &mut DVector<f64>, diameter: f64) {
 /// TrimmedMeanGD iterates of the (single) REFINE step from SRFCA Algorithm 3's step applied to
 /// the recorded previous iterate (`ω_{c,0} = 0`). The recorder saved the ONE_SHOT models and
 /// labels (the clusters `S_c`), then `ω_1 … ω_T`; infinity if the record is shorter.
-fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder) -> f64 {
+fn trimmed_mean_gd_deviation(fed: &Federation, rc: &Valid<SrfcaConfig>, rec: &Recorder) -> f64 {
     let p = SrfcaParams::resolve(rc, fed).expect("the run validated these parameters");
-    let (Some(labels), Some(trained)) = (rec.labels.first(), rec.iterates.get(1..=p.refine_rounds))
+    let (Some(labels), Some(trained)) =
+        (rec.labels.first(), rec.iterates.get(1..=p.refine_rounds()))
     else {
         return f64::INFINITY;
     };
@@ -260,9 +261,9 @@ fn trimmed_mean_gd_deviation(fed: &Federation, rc: &SrfcaConfig, rec: &Recorder)
                 .filter(|&i| labels[i] == c)
                 .map(|i| client_gradient(fed, i, &w))
                 .collect();
-            let step = trimmed_mean_by_definition(&grads, p.beta) * p.eta;
+            let step = trimmed_mean_by_definition(&grads, p.beta()) * p.eta();
             let mut expected = &w - &step;
-            if let Some(dm) = p.diameter {
+            if let Some(dm) = p.diameter() {
                 project_to_ball(&mut expected, dm);
             }
             let scale = expected.norm().max(step.norm()).max(f64::MIN_POSITIVE);

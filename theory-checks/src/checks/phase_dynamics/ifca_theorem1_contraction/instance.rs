@@ -62,21 +62,13 @@ impl Inst {
 /// Full participation, step `step` (library normalisation): option I's server step, or option
 /// II's local step (τ = 1).
 pub(super) fn params(k: usize, step: f64, option: IfcaOption) -> IfcaParams {
-    IfcaParams {
-        k,
-        option,
-        step,
-        local: Phase2Params {
-            eta: step,
-            local_steps: 1,
-            local_solver: LocalSolver::Fedavg,
-            rounds: 1,
-        },
-        participation: 1.0,
-        restarts: 1,
-        init: InitDist::Gaussian,
-        init_scale: 1.0,
-    }
+    let local = Phase2Params {
+        eta: step,
+        local_steps: 1,
+        local_solver: LocalSolver::Fedavg,
+        rounds: 1,
+    };
+    IfcaParams::at_step(k, option, local).expect("the check's steps are finite and positive")
 }
 
 /// One IFCA round on fresh data (option I unless `option` says otherwise): the new models and

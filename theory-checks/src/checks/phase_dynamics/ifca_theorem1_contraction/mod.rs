@@ -62,7 +62,7 @@ use crate::framework::{
 };
 use fedmix::algorithms::ifca::{ifca_round, IfcaParams};
 use fedmix::federation::Federation;
-use fedmix::params::{IfcaOption, InitDist};
+use fedmix::params::IfcaOption;
 use fedmix::params::{LocalSolver, Phase2Params};
 use fedmix::prec::{max_nan, min_nan};
 use fedmix::seed_streams::{stream, Purpose};
