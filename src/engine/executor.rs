@@ -164,12 +164,22 @@ impl<'a, S: RoundSolver> Executor<'a, S> {
 
     /// Stop, with [`Termination::Converged`], after a round that moved no model entry by more
     /// than `tol` (`max |θ_t − θ_{t−1}| ≤ tol`, same shape). Default: unset (never).
-    #[must_use]
-    pub fn tolerance(self, tol: f64) -> Self {
-        Self {
+    ///
+    /// # Errors
+    /// [`FedmixError::InvalidParameter`] when `tol` is not finite and `≥ 0` (a NaN tolerance
+    /// would silently never stop the run).
+    pub fn tolerance(self, tol: f64) -> Result<Self> {
+        if !(tol.is_finite() && tol >= 0.0) {
+            return Err(FedmixError::invalid(
+                "tolerance",
+                tol,
+                "must be finite and ≥ 0",
+            ));
+        }
+        Ok(Self {
             tolerance: Some(tol),
             ..self
-        }
+        })
     }
 
     /// The solver's start ([`RoundSolver::init`]).
@@ -392,12 +402,22 @@ mod tests {
         // θ_t = 1/2^t: the round from θ_{t−1} moves it by 1/2^t ≤ 1/16 first at t = 4.
         let done = Executor::new(&fed, &halve(), 100)
             .tolerance(1.0 / 16.0)
+            .unwrap()
             .run(1, &Randomness::default(), &mut Recorder::quiet())
             .unwrap();
         assert_eq!(
             (done.termination, done.state.round),
             (Termination::Converged, 4)
         );
+        for bad in [f64::NAN, f64::INFINITY, -1e-3] {
+            let Err(e) = Executor::new(&fed, &halve(), 100).tolerance(bad) else {
+                panic!("tolerance {bad} accepted");
+            };
+            assert!(
+                matches!(&e, FedmixError::InvalidParameter { name, .. } if name == "tolerance"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     /// A non-finite model stops the run with the divergence of that round (rounds count from
