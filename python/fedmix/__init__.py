@@ -711,7 +711,8 @@ class Report:
       "model", "coordinate", "value": "NaN" | "inf" | "-inf"}``, or ``{"kind": "beyond_models",
       …, "models"}`` for a value where the reference has no model (rounds with fewer models
       than the candidate's model axis: those slots must be NaN padding);
-      ``models``: per round, the number of models the reference has;
+      ``models``: per round, the number of models the reference has; ``candidate_models``: the
+      number the candidate has (its model slots that are not all NaN padding);
       ``label_disagreements``: per round, the number of clients whose choice differs (``-1``
       when labels were not compared); ``disagreeing_clients``: their ids per round;
       ``ok``: per round, within tolerance;
@@ -732,6 +733,7 @@ class Report:
     worst_model: np.ndarray
     worst_coordinate: np.ndarray
     models: np.ndarray
+    candidate_models: np.ndarray
     bad_entries: List[Optional[Dict[str, Any]]]
     label_disagreements: np.ndarray
     disagreeing_clients: List[Optional[List[int]]]
@@ -783,7 +785,7 @@ def validate(
     candidate with another number of rounds than the reference raises :class:`FedmixError`
     (pass ``rounds=…``), as does another ``d`` or a bad key. Another number of models in a round
     (a candidate that clusters differently; unused slots are NaN padding) is not an error: that
-    round fails, ``raw["rounds"][t]["candidate_models"]`` beside ``models``, and the diagnosis
+    round fails, ``candidate_models`` beside ``models`` says so, and the diagnosis
     says "the candidate has 4 model(s), the reference 1"; labels may then name the candidate's
     own model slots.
 
@@ -823,6 +825,7 @@ def validate(
         worst_model=col("worst_model", np.int64),
         worst_coordinate=col("worst_coordinate", np.int64),
         models=col("models", np.int64),
+        candidate_models=col("candidate_models", np.int64),
         bad_entries=[r["bad_entry"] for r in rounds],
         label_disagreements=np.array([-1 if x is None else len(x) for x in dis], dtype=np.int64),
         disagreeing_clients=dis,

@@ -39,6 +39,7 @@ def test_more_models_fail_their_round(fed, own, mode):
     k = iterates.shape[1]
     rep = fedmix.validate(fed, "phase2", widened(iterates, 2), labels, seed=1, init=init, mode=mode, **KEYS)
     assert not rep.passed and rep.first_failure == 2 and list(rep.ok) == [True, False, True]
+    assert list(rep.candidate_models) == [k, k + 1, k] and list(rep.models) == [k, k, k]
     assert rep.raw["rounds"][1]["candidate_models"] == k + 1
     assert rep.diagnosis.startswith(f"round 2: the candidate has {k + 1} model(s), the reference {k}")
     with pytest.raises(AssertionError, match=f"the candidate has {k + 1} model"):
