@@ -231,14 +231,9 @@ impl Prepared {
     }
 
     /// How many trace rows the run will record, where that is known before it runs (a progress
-    /// bar's total; [`AlgorithmKind::rows_known`]): one per round, plus one per Phase 1
-    /// iteration.
+    /// bar's total; [`AlgorithmParams::planned_rows`]).
     pub fn planned_rows(&self) -> Option<usize> {
-        if !self.kind.rows_known() {
-            return None;
-        }
-        let phase1 = self.params.phase1_config().map_or(0, |c| c.iterations);
-        self.params.phase2_config().map(|c| phase1 + c.rounds)
+        self.params.planned_rows()
     }
 
     /// The keys this algorithm reads with the values it runs with (`eta` resolved from the

@@ -48,13 +48,15 @@ macro_rules! reason {
 }
 
 /// Declares every algorithm from one list: its variant (named as [`AlgorithmKind`]'s) and the
-/// checked group it holds; `phase2`: its Phase 2 configuration; `build`: the algorithm from its
+/// checked group it holds; `phase2`: its Phase 2 configuration; `rows`: the trace rows a run
+/// records, where known beforehand; `build`: the algorithm from its
 /// parameters `params`, the given initial models `init` and the data's noise scale
 /// `data_sigma`; `files`: whether it takes randomness from files (built with `init = None`);
 /// `not_exportable`: which of its draws `--export-randomness` cannot write.
 macro_rules! algorithms {
     ($($(#[doc = $doc:literal])* $variant:ident($group:ty)
         phase2: |$p2:ident| $phase2:expr,
+        rows: |$rp:ident| $rows:expr,
         build: |$params:ident, $init:pat_param, $sigma:pat_param| $build:expr,
         files: $files:ident $(, not_exportable: $why:literal)?;)*) => {
         /// The parameters of one algorithm, by kind, each group checked ([`Valid`]).
@@ -94,6 +96,17 @@ macro_rules! algorithms {
             pub fn phase2_config(&self) -> Option<Phase2Config> {
                 match self {
                     $(Self::$variant($p2) => $phase2,)*
+                }
+            }
+
+            /// How many trace rows a run records, where that is known before it runs (a
+            /// progress bar's total): one per Phase 1 iteration and per round, plus a start row
+            /// where the algorithm records its start as a Phase 1 row (`one-shot`'s clustering,
+            /// SR-FCA's ONE_SHOT); `None` where the rows depend on the run (`ifca-official`
+            /// reports the run its grid selects, `local` has no rounds).
+            pub fn planned_rows(&self) -> Option<usize> {
+                match self {
+                    $(Self::$variant($rp) => $rows,)*
                 }
             }
         }
@@ -144,50 +157,62 @@ algorithms! {
     /// `two-phase`: SXY22 Phase 1 and Phase 2.
     TwoPhase(TwoPhaseParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase1.iterations + p.phase2.rounds),
         build: |params, init, _| TwoPhase { params, init }, files: yes;
     /// `phase2`: SXY22 Phase 2 alone.
     Phase2(Phase2OnlyParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, init, _| Phase2Only { params, init, oracle: false }, files: yes;
     /// `oracle`: SXY22 Phase 2 from `θ*`.
     Oracle(Phase2OnlyParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, _, _| Phase2Only { params, init: None, oracle: true }, files: no;
     /// `ifca`: IFCA Algorithm 2.
     Ifca(IfcaConfig)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, init, _| Ifca { params, init }, files: yes;
     /// `ifca-official`: the IFCA authors' released protocol.
     IfcaOfficial(IfcaOfficialConfig)
         phase2: |_p| None,
+        rows: |_p| None,
         build: |params, _, data_sigma| IfcaOfficial { params, data_sigma }, files: yes;
     /// `fedavg`: one model.
     Fedavg(FedAvgParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, _, _| FedAvg { params }, files: yes;
     /// `local`: per-client estimates.
     Local(LocalParams)
         phase2: |_p| None,
+        rows: |_p| None,
         build: |params, _, _| Local { params }, files: no;
     /// `one-shot`: local estimates, k-means, Phase 2 within the clusters.
     OneShot(OneShotParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(1 + p.phase2.rounds),
         build: |params, _, _| OneShot { params }, files: no, not_exportable: "its k-means++ seeding";
     /// `oracle-labels`: Phase 2 with the true labels fixed.
     OracleLabels(OracleLabelsParams)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, _, _| OracleLabels { params }, files: no;
     /// `sr-fca`: SRFCA Algorithms 1–4.
     SrFca(SrfcaConfig)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(1 + p.refine_steps * (p.refine_rounds + 1)),
         build: |params, _, _| SrFca { params }, files: no;
     /// `cfl`: Sattler et al.'s clustered FL.
     Cfl(CflConfig)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, _, _| Cfl { params }, files: no, not_exportable: "its initial model";
     /// `fedsoft`: FedSoft (Ruan & Joe-Wong 2022).
     FedSoft(FedSoftConfig)
         phase2: |p| Some(p.phase2),
+        rows: |p| Some(p.phase2.rounds),
         build: |params, init, _| FedSoft { params, init }, files: yes,
         not_exportable: "the personal models' common start w₀";
 }

@@ -14,7 +14,7 @@ macro_rules! algorithm_kinds {
         phase2: $phase2:literal, phase1: $phase1:literal, own: [$($key:literal),* $(,)?],
         rule: $rule:ident, init_starts_rounds: $isr:literal,
         randomness: [$($rnd:literal),* $(,)?],
-        live: $live:literal, rows_known: $rows_known:literal,
+        live: $live:literal,
         one_step: $one_step:expr;)*) => {
         /// Every algorithm, a public contract: the names are `--algorithm` values and appear in
         /// files.
@@ -76,16 +76,6 @@ macro_rules! algorithm_kinds {
                 }
             }
 
-            /// Whether its trace rows are known before it runs — one per round of Phase 2's
-            /// `rounds` (or its own), plus one per Phase 1 iteration — so a progress bar has a
-            /// total; `false` where rows arrive in a burst at the end or their count depends on
-            /// the run.
-            pub fn rows_known(self) -> bool {
-                match self {
-                    $(Self::$variant => $rows_known,)*
-                }
-            }
-
             /// Why it has no one round from a given state (`fedmix validate --one-step`), or
             /// `None` when it has one.
             pub fn one_step_refusal(self) -> Option<&'static str> {
@@ -136,19 +126,19 @@ algorithm_kinds! {
     TwoPhase => "two-phase", phase2: true, phase1: true, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: false,
         randomness: ["init", "anchors", "q0", "power-start"],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// SXY22 Phase 2 alone from given or random models.
     Phase2 => "phase2", phase2: true, phase1: false, own: ["init_scale", "k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: ["init"],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// SXY22 Phase 2 from the true models `θ*` (the error floor).
     Oracle => "oracle", phase2: true, phase1: false, own: ["k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// IFCA (IFCA Algorithm 2), options I/II, restarts, partial participation.
     Ifca => "ifca", phase2: true, phase1: false, own: [
@@ -162,7 +152,7 @@ algorithm_kinds! {
     ],
         rule: Ifca, init_starts_rounds: true,
         randomness: ["init", "participation"],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// The IFCA authors' released synthetic protocol (10 inits × a learning-rate grid).
     IfcaOfficial => "ifca-official", phase2: false, phase1: false, own: [
@@ -176,26 +166,26 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: ["init"],
-        live: false, rows_known: false,
+        live: false,
         one_step: None;
     /// Vanilla FedAvg / FedProx with one model.
     Fedavg => "fedavg", phase2: true, phase1: false, own: ["init_scale", "participation"],
         rule: Other, init_starts_rounds: true,
         randomness: ["init", "participation"],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// Per-client least squares / ridge.
     Local => "local", phase2: false, phase1: false, own: ["local_ridge"],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        live: false, rows_known: false,
+        live: false,
         one_step: Some("it has no rounds (each client solves its own least squares once)");
     /// Local estimates, k-means, FedAvg within the clusters.
     OneShot => "one-shot", phase2: true, phase1: false,
         own: ["kmeans_inits", "kmeans_max_iter", "local_ridge", "k"],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        live: true, rows_known: false,
+        live: true,
         one_step: Some(
             "its clusters come from k-means on local estimates (seeded k-means++), not from \
              the broadcast models; one step of its within-cluster FedAvg is not implemented",
@@ -204,7 +194,7 @@ algorithm_kinds! {
     OracleLabels => "oracle-labels", phase2: true, phase1: false, own: [],
         rule: Phase2, init_starts_rounds: true,
         randomness: [],
-        live: true, rows_known: true,
+        live: true,
         one_step: None;
     /// SR-FCA (SRFCA Algorithms 1–4). Its TrimmedMeanGD step is Phase 2's η (SRFCA Algorithm
     /// 3), read as its own key with `eta_gamma`: it has its own rounds, not Phase 2's.
@@ -223,7 +213,7 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        live: true, rows_known: false,
+        live: true,
         one_step: Some(
             "its rounds merge and refine clusters (SRFCA Algorithms 3–4), so the number of \
              models and the clusters change with a state beyond the broadcast models",
@@ -238,7 +228,7 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: [],
-        live: true, rows_known: true,
+        live: true,
         one_step: Some(
             "its rounds split clusters from the clients' update similarities (Sattler et \
              al.), a state beyond the broadcast models",
@@ -259,7 +249,7 @@ algorithm_kinds! {
     ],
         rule: Other, init_starts_rounds: true,
         randomness: ["init"],
-        live: true, rows_known: true,
+        live: true,
         one_step: Some(
             "its round starts from every client's personal model and importance weights \
              (Ruan & Joe-Wong 2022), a state beyond the broadcast models",
