@@ -219,8 +219,9 @@ impl Method {
     }
 }
 
-/// Colours of a theory figure's cases (no method there): the palette after the methods' ten,
-/// darker so that they are not read as a method.
+/// Colours of a theory figure's cases (its series are instances of one bound: no method is
+/// drawn there, so they reuse the Tableau palette the methods take their colours from; a
+/// figure never mixes the two).
 pub const CASES: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
