@@ -13,7 +13,11 @@
 //! selects at run time when the CPU has both features) computes every entry of `C` as blocks of
 //! [`KC`] = 256 consecutive inner indices, each block one fused-multiply-add chain started from
 //! zero (`ab ← fma(a_p, b_p, ab)`, `p` ascending), the blocks added to `C` in order (the first
-//! block stored with `β = 0`, the later ones as `c + ab`). [`matmul`] evaluates exactly that
+//! block stored with `β = 0`, the later ones as `c + ab`). On a CPU with AVX-512F, 0.3.11 built by
+//! a compiler with stable AVX-512 intrinsics selects its AVX-512 kernel instead (8 × 8 tiles,
+//! the same [`KC`]): each entry is the same chain, and its epilogue `fma(α, ab, β·c)` is `ab` or
+//! `c + ab` at `α = 1`, `β ∈ {0, 1}` — the same bits (the unit tests compare with whichever
+//! kernel matrixmultiply selects on the machine running them). [`matmul`] evaluates exactly that
 //! expression for every entry, so its result equals nalgebra's `gemm(1.0, a, b, 0.0)` bit for
 //! bit whenever nalgebra hands the product to matrixmultiply — and, like it, an entry depends
 //! only on its own row of `A` and column of `B`. Where the CPU lacks AVX2 or FMA (matrixmultiply
