@@ -14,7 +14,7 @@ use crate::error::{FedmixError, Result};
 use crate::federation::Federation;
 use crate::params::key_table::KeyTable;
 use crate::params::{check_applicable, keys_of};
-use crate::params::{AlgorithmKind, IfcaOption, Phase1Config, Phase2Params, StepRule};
+use crate::params::{AlgorithmKind, IfcaOption, Phase2Params, StepRule};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -106,14 +106,6 @@ impl AlgorithmParams {
         let mut t = self.key_table();
         t.eta = Some(phase2.eta);
         Self::from_table(self.kind(), &t).unwrap_or_else(|_| self.clone())
-    }
-
-    /// SXY22 Phase 1's configuration, where the algorithm has a Phase 1.
-    pub fn phase1_config(&self) -> Option<Phase1Config> {
-        match self {
-            Self::TwoPhase(p) => Some(p.phase1),
-            _ => None,
-        }
     }
 
     /// Phase 2's parameters resolved against `fed` (`η` from its rule): the algorithm's own

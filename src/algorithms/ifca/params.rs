@@ -137,16 +137,21 @@ impl IfcaParams {
             ..IfcaConfig::default()
         }
         .check()?;
-        Ok(Self {
+        Ok(Self::of(&c, k, local))
+    }
+
+    /// The parameters of a checked group with `k` and Phase 2's step resolved.
+    fn of(c: &IfcaConfig, k: usize, local: Phase2Params) -> Self {
+        Self {
             k,
-            option,
+            option: c.option,
             step: local.eta,
             local,
             participation: c.participation,
             restarts: c.restarts,
             init: c.init,
             init_scale: c.init_scale,
-        })
+        }
     }
 
     /// Resolve and validate against a federation.
@@ -176,16 +181,7 @@ impl IfcaParams {
         if c.option == IfcaOption::Model {
             local.check(fed)?;
         }
-        Ok(Self {
-            k,
-            option: c.option,
-            step: local.eta,
-            local,
-            participation: c.participation,
-            restarts: c.restarts,
-            init: c.init,
-            init_scale: c.init_scale,
-        })
+        Ok(Self::of(c, k, local))
     }
 }
 
