@@ -273,6 +273,7 @@ fn grouped_problems(els: &[El]) -> Vec<String> {
         if series.len() > 5 {
             p.push(format!("panel {i}: {} series (at most 5)", series.len()));
         }
+        p.extend(gap_problems(&series, i));
         let bands: usize = series.iter().map(|s| s.bands).sum();
         if bands > 5 {
             p.push(format!("panel {i}: {bands} bands (at most 5)"));
@@ -394,6 +395,56 @@ fn grouped_problems(els: &[El]) -> Vec<String> {
                     ));
                     break;
                 }
+            }
+        }
+    }
+    p
+}
+
+/// A line drawn over a grid value where its series has no mark suggests a value that does not
+/// exist (e.g. a sweep's median error across values of m where every run failed). Among the
+/// series marked at every vertex of their line (sweeps; traces, marked every few rounds, and
+/// unmarked bound curves are not read), a segment must not pass over the x of another series'
+/// mark in the panel where its own series has none.
+fn gap_problems(series: &[Drawn<'_>], panel: &str) -> Vec<String> {
+    const TOL: f64 = 1.5;
+    let mark_xs = |s: &Drawn| -> Vec<f64> {
+        s.els
+            .iter()
+            .filter(|e| e.in_class("marks").is_some())
+            .map(|e| {
+                let pts = e.points();
+                pts.iter().map(|q| q.0).sum::<f64>() / pts.len().max(1) as f64
+            })
+            .filter(|x| x.is_finite())
+            .collect()
+    };
+    let grid: Vec<f64> = series.iter().flat_map(mark_xs).collect();
+    let mut p = Vec::new();
+    for s in series {
+        let own = mark_xs(s);
+        let marked = |x: f64| own.iter().any(|m| (m - x).abs() <= TOL);
+        let lines: Vec<Vec<(f64, f64)>> = s
+            .els
+            .iter()
+            .filter(|e| e.in_class("line").is_some() && e.tag == "polyline")
+            .map(|e| e.points())
+            .collect();
+        let every_vertex_marked = lines.iter().flatten().all(|q| marked(q.0));
+        if lines.is_empty() || !every_vertex_marked {
+            continue;
+        }
+        for w in lines.iter().flat_map(|l| l.windows(2)) {
+            let (a, b) = (w[0].0.min(w[1].0), w[0].0.max(w[1].0));
+            if let Some(x) = grid
+                .iter()
+                .find(|&&x| x > a + TOL && x < b - TOL && !marked(x))
+            {
+                p.push(format!(
+                    "panel {panel}: a line of {:?} passes over x = {x:.1} px, where it has no mark",
+                    s.style
+                ));
+                break;
             }
         }
     }
@@ -586,6 +637,20 @@ fn the_checker_rejects_defects_drawn_by_the_renderer() {
     assert!(check("alike", alike)
         .iter()
         .any(|p| p.contains("drawn alike")));
+    // A line over a grid value where its series has no point (a sweep's value at which every
+    // run failed) is caught; the same series with a NaN point there is drawn broken and passes.
+    let mut over_gap = good.clone();
+    over_gap[0].points = vec![(1.0, 0.0), (3.0, 0.2)];
+    assert!(check("over-gap", over_gap)
+        .iter()
+        .any(|p| p.contains("where it has no mark")));
+    let mut broken = good.clone();
+    broken[0].points = vec![(1.0, 0.0), (2.0, f64::NAN), (3.0, 0.2)];
+    assert!(
+        check("broken", broken.clone()).is_empty(),
+        "{:?}",
+        check("broken", broken)
+    );
     // A series with nothing to draw is named under the title, not listed in the legend …
     let mut empty = good.clone();
     empty[4].points.clear();

@@ -325,7 +325,29 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                 dash: dash_of(i),
                 marker: (!floor[i]).then(|| methods[i].marker()),
             };
-            let pts: Vec<(f64, f64)> = l.points.iter().map(|p| (p.x, p.median)).collect();
+            // A grid value inside the line's range with no point (every seed's run failed
+            // there, or none reached the target) breaks the line: a NaN point, which the
+            // renderer does not connect across, so no segment suggests a value at that x.
+            let has = |x: f64| l.points.iter().any(|p| p.x == x);
+            let inside = |x: f64| {
+                l.points.first().is_some_and(|p| p.x < x)
+                    && l.points.last().is_some_and(|p| x < p.x)
+            };
+            let gaps: Vec<f64> = if sweep {
+                xs.iter()
+                    .copied()
+                    .filter(|&x| inside(x) && !has(x))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let mut pts: Vec<(f64, f64)> = l.points.iter().map(|p| (p.x, p.median)).collect();
+            let mut band: Vec<(f64, f64, f64)> =
+                l.points.iter().map(|p| (p.x, p.lo, p.hi)).collect();
+            pts.extend(gaps.iter().map(|&x| (x, f64::NAN)));
+            band.extend(gaps.iter().map(|&x| (x, f64::NAN, f64::NAN)));
+            pts.sort_by(|p, q| p.0.total_cmp(&q.0));
+            band.sort_by(|p, q| p.0.total_cmp(&q.0));
             let never: Vec<f64> = match target {
                 Some(_) if sweep => xs
                     .iter()
@@ -366,6 +388,28 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                     }
                 ));
             }
+            let failed_gaps: Vec<f64> = gaps
+                .iter()
+                .copied()
+                .filter(|x| !never.contains(x))
+                .collect();
+            if !failed_gaps.is_empty() {
+                notes.push(format!(
+                    "{}{} has no point at x = {}, where every seed's run failed (the table's \
+                     failed runs): its line is broken there",
+                    label_of(i),
+                    if title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({title})")
+                    },
+                    failed_gaps
+                        .iter()
+                        .map(|x| crate::figure::tick(*x))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
             if let Some(&(_, j)) = over.iter().find(|(a, _)| *a == k) {
                 let other = label_of(idx[j]);
                 notes.push(format!(
@@ -385,11 +429,7 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                 style,
                 line: true,
                 marks_every,
-                band: if floor[i] {
-                    Vec::new()
-                } else {
-                    l.points.iter().map(|p| (p.x, p.lo, p.hi)).collect()
-                },
+                band: if floor[i] { Vec::new() } else { band },
                 points: pts,
                 never,
             });

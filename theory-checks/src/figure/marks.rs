@@ -165,55 +165,57 @@ where
     for s in &panel.series {
         g.open(root, "series", &series_attrs(s))?;
         let color = s.style.color;
-        let band: Vec<(f64, f64, f64)> = s
-            .band
-            .iter()
-            .copied()
-            .filter(|&(x, lo, hi)| ok(x, lo) && ok(x, hi))
-            .collect();
-        if band.len() >= 2 {
-            let mut poly: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
-            poly.extend(band.iter().rev().map(|b| (b.0, b.1)));
+        // A point or band entry that cannot be drawn (NaN: a grid value with no finished run)
+        // breaks the line and the band: each run of drawable ones is drawn on its own.
+        let band_runs = runs(&s.band, |&(x, lo, hi)| ok(x, lo) && ok(x, hi));
+        if band_runs.iter().any(|r| r.len() >= 2) {
             g.open(root, "band", &[])?;
-            geom.polygons.push(
-                poly.iter()
-                    .map(|&p| {
-                        let q = px(p);
-                        (f64::from(q.0), f64::from(q.1))
-                    })
-                    .collect(),
-            );
-            area.draw(&Polygon::new(poly, color.mix(0.15).filled()))
-                .map_err(e)?;
+            for band in band_runs.iter().filter(|r| r.len() >= 2) {
+                let mut poly: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+                poly.extend(band.iter().rev().map(|b| (b.0, b.1)));
+                geom.polygons.push(
+                    poly.iter()
+                        .map(|&p| {
+                            let q = px(p);
+                            (f64::from(q.0), f64::from(q.1))
+                        })
+                        .collect(),
+                );
+                area.draw(&Polygon::new(poly, color.mix(0.15).filled()))
+                    .map_err(e)?;
+            }
             g.close(root)?;
         }
-        let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| ok(p.0, p.1)).collect();
-        let pix: Vec<(i32, i32)> = pts.iter().map(|&p| px(p)).collect();
-        if s.line && pts.len() >= 2 {
+        let line_runs = runs(&s.points, |p| ok(p.0, p.1));
+        let pix: Vec<(i32, i32)> = line_runs.iter().flatten().map(|&p| px(p)).collect();
+        if s.line && !line_runs.is_empty() {
             g.open(root, "line", &dash_attrs(s.style.dash))?;
-            area.draw(&PathElement::new(pts.clone(), color.stroke_width(2)))
-                .map_err(e)?;
-            g.close(root)?;
-            for w in pix.windows(2) {
-                geom.segments.push((
-                    (f64::from(w[0].0), f64::from(w[0].1)),
-                    (f64::from(w[1].0), f64::from(w[1].1)),
-                ));
+            for run in &line_runs {
+                if run.len() >= 2 {
+                    area.draw(&PathElement::new(run.clone(), color.stroke_width(2)))
+                        .map_err(e)?;
+                    let rp: Vec<(i32, i32)> = run.iter().map(|&p| px(p)).collect();
+                    for w in rp.windows(2) {
+                        geom.segments.push((
+                            (f64::from(w[0].0), f64::from(w[0].1)),
+                            (f64::from(w[1].0), f64::from(w[1].1)),
+                        ));
+                    }
+                } else {
+                    // A point with no neighbour to connect has no line to show its style: a
+                    // short horizontal stub through it, drawn in the line's dash, keeps two
+                    // such series of one colour apart (as the legend's sample draws them).
+                    let (x, y) = px(run[0]);
+                    let stub = [(x - STUB, y), (x + STUB, y)];
+                    root.draw(&PathElement::new(stub.to_vec(), color.stroke_width(2)))
+                        .map_err(e)?;
+                    geom.segments.push((
+                        (f64::from(stub[0].0), f64::from(y)),
+                        (f64::from(stub[1].0), f64::from(y)),
+                    ));
+                }
             }
-        } else if s.line && pix.len() == 1 {
-            // A single point has no line to show its style: a short horizontal stub through it,
-            // drawn in the line's dash, keeps two one-point series of one colour apart (as the
-            // legend's sample draws them).
-            let (x, y) = pix[0];
-            let stub = [(x - STUB, y), (x + STUB, y)];
-            g.open(root, "line", &dash_attrs(s.style.dash))?;
-            root.draw(&PathElement::new(stub.to_vec(), color.stroke_width(2)))
-                .map_err(e)?;
             g.close(root)?;
-            geom.segments.push((
-                (f64::from(stub[0].0), f64::from(y)),
-                (f64::from(stub[1].0), f64::from(y)),
-            ));
         }
         g.open(root, "marks", &[])?;
         if let Some(m) = s.style.marker {
@@ -238,4 +240,40 @@ where
         g.close(root)?;
     }
     Ok(geom)
+}
+
+/// The maximal runs of consecutive items that pass `ok`, in order: a failing item ends a run.
+fn runs<T: Copy>(items: &[T], ok: impl Fn(&T) -> bool) -> Vec<Vec<T>> {
+    let mut out: Vec<Vec<T>> = Vec::new();
+    let mut open = false;
+    for it in items {
+        if ok(it) {
+            if !open {
+                out.push(Vec::new());
+                open = true;
+            }
+            if let Some(r) = out.last_mut() {
+                r.push(*it);
+            }
+        } else {
+            open = false;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    #[test]
+    fn a_failing_item_ends_a_run() {
+        let ok = |x: &f64| x.is_finite();
+        assert_eq!(
+            runs(&[1.0, f64::NAN, 2.0, 3.0, f64::NAN, f64::NAN, 4.0], ok),
+            vec![vec![1.0], vec![2.0, 3.0], vec![4.0]]
+        );
+        assert!(runs(&[f64::NAN], ok).is_empty());
+        assert_eq!(runs(&[1.0, 2.0], ok), vec![vec![1.0, 2.0]]);
+    }
 }
