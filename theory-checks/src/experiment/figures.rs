@@ -316,6 +316,12 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
     for (title, idx) in &split {
         let lines: Vec<&Line> = idx.iter().map(|&i| &fig.lines[i]).collect();
         let over = overlaps(&lines);
+        // The panel a note speaks of (none for a single panel).
+        let in_panel = if title.is_empty() {
+            String::new()
+        } else {
+            format!(" ({title})")
+        };
         let mut drawn = Vec::new();
         for (k, &i) in idx.iter().enumerate() {
             let l = &fig.lines[i];
@@ -369,11 +375,7 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                 notes.push(format!(
                     "{}{} does not reach d ≤ {t} within its rounds at {} (arrows at the top)",
                     label_of(i),
-                    if title.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({title})")
-                    },
+                    in_panel,
                     if l.points.is_empty() {
                         "any x".to_string()
                     } else {
@@ -398,11 +400,7 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                     "{}{} has no point at x = {}, where every seed's run failed (the table's \
                      failed runs): its line is broken there",
                     label_of(i),
-                    if title.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({title})")
-                    },
+                    in_panel,
                     failed_gaps
                         .iter()
                         .map(|x| crate::figure::tick(*x))
@@ -415,11 +413,7 @@ fn layout(fig: &MergedFigure, e: &Experiment, profile: &str) -> Layout {
                 notes.push(format!(
                     "{} coincides with {other}{}",
                     label_of(i),
-                    if title.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({title})")
-                    }
+                    in_panel
                 ));
                 label = format!("{label} (= {other})");
             }
